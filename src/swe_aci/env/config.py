@@ -1,0 +1,35 @@
+"""Configuration of the sandbox an episode runs in."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Backend = Literal["auto", "local", "bwrap", "docker"]
+
+
+class EnvConfig(BaseModel):
+    """Where and how the repository is isolated. `auto` picks bwrap when available, else local."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    backend: Backend = "auto"
+    command_timeout: float = Field(25.0, gt=0, description="seconds before a command is interrupted")
+    output_cap: int = Field(100_000, gt=0, description="bytes of one command's output kept")
+    network: bool = Field(False, description="allow network access inside bwrap/docker sandboxes")
+    env_vars: dict[str, str] = Field(default_factory=dict, description="exported in the shell")
+    setup_commands: list[str] = Field(
+        default_factory=list, description="run in the shell after the repository is ready"
+    )
+    # docker only
+    image: str | None = Field(None, description="docker image to start the container from")
+    repo_in_image: str | None = Field(
+        None, description="absolute path of the repository already present in the image"
+    )
+    container_repo_dir: str = Field(
+        "/", description="parent directory the repository is copied into in the container"
+    )
+    cpus: float | None = Field(2.0, gt=0)
+    memory: str | None = "4g"
+    pids_limit: int | None = Field(1024, gt=0)
