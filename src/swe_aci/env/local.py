@@ -56,8 +56,8 @@ class LocalEnvironment:
         return str(self._host_repo)
 
     def _host_path(self, path: str) -> Path:
-        """The host path behind an absolute sandbox path."""
-        return Path(path)
+        """The host path behind a sandbox path (a relative one is taken from the shell's cwd)."""
+        return Path(self.cwd, path)
 
     # -- the protocol ----------------------------------------------------------------------
 

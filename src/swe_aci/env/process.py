@@ -6,6 +6,7 @@ import contextlib
 import os
 import signal
 import subprocess
+from collections.abc import Collection
 
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
@@ -60,18 +61,22 @@ class ProcessTransport:
             self.process.stdout.close()
 
 
-def kill_session_members(session_id: int, since_boot_seconds: float) -> None:
+def kill_session_members(
+    session_id: int, since_boot_seconds: float, spare: Collection[int] = ()
+) -> None:
     """SIGKILL the processes of a session that started at or after the given boot-clock time.
 
     Start times in /proc are in clock ticks; one tick of slack covers rounding. Processes started
-    before the command (the shell, earlier background jobs) are left alone.
+    before the command (the shell, earlier background jobs) are left alone, and so are the session
+    leader and the pids in `spare` (a shell that is not the leader may start within the same tick
+    as the command).
     """
     threshold = int(since_boot_seconds * CLOCK_TICKS) - 1
     for entry in os.scandir("/proc"):
         if not entry.name.isdigit():
             continue
         pid = int(entry.name)
-        if pid == session_id:
+        if pid == session_id or pid in spare:
             continue
         try:
             with open(f"/proc/{pid}/stat", "rb") as handle:

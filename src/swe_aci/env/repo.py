@@ -21,9 +21,12 @@ def is_remote(source: str) -> bool:
 
 def repo_name(source: str) -> str:
     """A directory name for the working copy: the repository's last path component."""
+    if not is_remote(source):
+        source = str(Path(source).expanduser().resolve())  # "." names the current directory
     name = source.rstrip("/").rsplit("/", 1)[-1].rsplit(":", 1)[-1]
     name = name.removesuffix(".git")
-    return re.sub(r"[^\w.-]", "_", name) or "repo"
+    name = re.sub(r"[^\w.-]", "_", name)
+    return name if name not in {"", ".", ".."} else "repo"
 
 
 def git(args: list[str], cwd: Path | str | None = None, check: bool = True) -> str:

@@ -1,0 +1,406 @@
+"""The `docker` backend: a container from `EnvConfig.image`, one bash attached over a socket.
+
+The repository is either copied in (a host working copy made by `prepare_working_copy`, sent with
+put_archive) or already in the image at `EnvConfig.repo_in_image` (then reset to the commit). The
+shell is one `docker exec` with stdin attached, spoken to by BashSession's protocol. Files move
+through a second long-lived exec (FileChannel: milliseconds, not capped like shell output), or
+through the archive API (~40 ms a call) in images without GNU coreutils. The docker SDK is
+imported only when a DockerEnvironment is created.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import io
+import os
+import posixpath
+import secrets
+import shutil
+import tarfile
+import tempfile
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+
+from swe_aci.env.base import CommandResult, SandboxError
+from swe_aci.env.config import EnvConfig
+from swe_aci.env.docker_io import (
+    ChannelBroken,
+    DockerShellTransport,
+    FileChannel,
+    docker_module,
+    explain,
+)
+from swe_aci.env.repo import prepare_working_copy, repo_name
+from swe_aci.env.shell import BashSession, shell_quote
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from docker import APIClient
+
+# Go's os.FileMode bits, as the archive API reports them in its stat header.
+GO_MODE_DIR = 1 << 31
+GO_MODE_SYMLINK = 1 << 27
+MAX_SYMLINK_HOPS = 40
+# Our own git calls must not stop at "dubious ownership" when the image's user does not own
+# the repository; the agent's shell is left as the image has it.
+GIT_FUNCTION = "git() { command git -c safe.directory='*' \"$@\"; }"
+T = TypeVar("T")
+
+
+def connect() -> Any:
+    """A docker client for the engine of the environment (DOCKER_HOST or the default socket)."""
+    docker = docker_module()
+    try:
+        client = docker.from_env()
+        client.ping()
+    except docker.errors.DockerException as exc:
+        raise SandboxError(
+            f"the Docker engine is not reachable ({explain(exc)[:200]}); "
+            "start it with scripts/ensure_docker.sh"
+        ) from None
+    return client
+
+
+class FileTransfer(Protocol):
+    """Reading and writing files of the container by absolute path."""
+
+    def read(self, path: str) -> bytes: ...
+
+    def write(self, path: str, content: bytes) -> None: ...
+
+    def close(self) -> None: ...
+
+
+class DockerEnvironment:
+    """A fresh container holding the repository at its base commit; removed on close.
+
+    With `EnvConfig.repo_in_image` the image's repository is used and `source` may be None.
+    """
+
+    def __init__(
+        self, source: str | None, commit: str | None = None, config: EnvConfig | None = None
+    ) -> None:
+        self.config = config or EnvConfig(backend="docker")
+        self._container_name: str | None = None
+        self._container_id: str | None = None
+        self._session: BashSession | None = None
+        self._files: FileTransfer | None = None
+        if source is None and not self.config.repo_in_image:
+            raise SandboxError("no repository: give a source, or EnvConfig.repo_in_image")
+        try:
+            self._client = connect()
+            self._api: APIClient = self._client.api
+            self._start_container()
+            if self.config.repo_in_image:
+                self._repo = posixpath.normpath(self.config.repo_in_image)
+                self._base_commit = self._reset_repo_in_image(commit)
+            else:
+                assert source is not None
+                self._repo = posixpath.join(self.config.container_repo_dir, repo_name(source))
+                self._base_commit = self._copy_repo_in(source, commit)
+            self._session = BashSession(
+                self._start_shell,
+                output_cap=self.config.output_cap,
+                default_timeout=self.config.command_timeout,
+                setup_script=self._setup_script(),
+                initial_cwd=self._repo,
+            )
+            for command in self.config.setup_commands:
+                result = self.run(command, timeout=max(self.config.command_timeout, 600))
+                if result.exit_code != 0:
+                    raise SandboxError(
+                        f"setup command failed ({command!r}): {result.output.strip()[-300:]}"
+                    )
+        except BaseException:
+            self.close()
+            raise
+
+    # -- setup -----------------------------------------------------------------------------
+
+    def _start_container(self) -> None:
+        image = self.config.image
+        if not image:
+            raise SandboxError("the docker backend needs an image (EnvConfig.image)")
+        errors = docker_module().errors
+        try:
+            self._api.inspect_image(image)
+        except errors.ImageNotFound:
+            raise SandboxError(
+                f"docker image {image!r} does not exist "
+                "(swe-aci/base:bookworm is built by scripts/build_base_image.sh)"
+            ) from None
+        cpus = self.config.cpus
+        host_config = self._api.create_host_config(
+            network_mode=None if self.config.network else "none",
+            nano_cpus=int(min(cpus, os.cpu_count() or 1) * 1e9) if cpus else None,
+            mem_limit=self.config.memory,
+            pids_limit=self.config.pids_limit,
+        )
+        # Named before it exists, so that an interrupt during creation cannot leak it.
+        self._container_name = f"swe-aci-{secrets.token_hex(6)}"
+        try:
+            created = self._api.create_container(
+                image,
+                command=["infinity"],
+                entrypoint=["sleep"],
+                environment=self.config.env_vars,
+                host_config=host_config,
+                labels={"swe-aci": "1"},
+                name=self._container_name,
+            )
+            self._container_id = created["Id"]
+            self._api.start(self._container_id)
+        except errors.APIError as exc:
+            raise SandboxError(
+                f"could not start a container from {image!r}: {explain(exc)}"
+            ) from None
+
+    def _copy_repo_in(self, source: str, commit: str | None) -> str:
+        staging = Path(tempfile.mkdtemp(prefix="swe-aci-docker-"))
+        try:
+            working_copy = staging / repo_name(source)
+            sha = prepare_working_copy(source, working_copy, commit)
+            archive = staging / "repo.tar"
+            with tarfile.open(archive, "w") as tar:
+                tar.add(working_copy, arcname=working_copy.name, filter=_anonymous)
+            with open(archive, "rb") as data:
+                self._archive().put(self.config.container_repo_dir, data)
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+        return sha
+
+    def _reset_repo_in_image(self, commit: str | None) -> str:
+        script = (
+            f"{GIT_FUNCTION}\n"
+            # The agent's own git commands must work too, whoever owns the repository.
+            "git config --global --add safe.directory '*' 2>/dev/null\n"
+            'cd "$1" || exit 3\n'
+            'sha=$(git rev-parse --verify --quiet "$2^{commit}") || exit 4\n'
+            'git checkout -q -f --detach "$sha" && git reset -q --hard "$sha" && git clean -fdxq\n'
+            '[ $? = 0 ] || exit 5\nprintf %s "$sha"\n'
+        )
+        code, out, err = self._exec(["bash", "-c", script, "reset", self._repo, commit or "HEAD"])
+        if code == 3:
+            raise SandboxError(f"the image has no repository at {self._repo}")
+        if code == 4:
+            raise SandboxError(f"unknown commit {commit or 'HEAD'!r} in {self._repo}")
+        if code != 0:
+            raise SandboxError(f"could not reset {self._repo}: {(err or out).strip()[-300:]}")
+        return out.strip()
+
+    def _setup_script(self) -> str:
+        exports = "".join(
+            f"export {name}={shell_quote(value)}\n" for name, value in self.config.env_vars.items()
+        )
+        return exports + f"export ROOT={shell_quote(self._repo)}\n"
+
+    def _start_shell(self) -> DockerShellTransport:
+        assert self._container_id is not None
+        return DockerShellTransport(self._api, self._container_id)
+
+    # -- the protocol ----------------------------------------------------------------------
+
+    @property
+    def repo_path(self) -> str:
+        return self._repo
+
+    @property
+    def base_commit(self) -> str:
+        return self._base_commit
+
+    @property
+    def cwd(self) -> str:
+        return self._live_session().cwd
+
+    @property
+    def container_id(self) -> str | None:
+        return self._container_id
+
+    def run(self, command: str, timeout: float | None = None) -> CommandResult:
+        return self._live_session().run(command, timeout)
+
+    def read_file(self, path: str) -> bytes:
+        absolute = self._absolute(path)
+        return self._with_files(lambda files: files.read(absolute), absolute)
+
+    def write_file(self, path: str, content: bytes) -> None:
+        absolute = self._absolute(path)
+        self._with_files(lambda files: files.write(absolute, content), absolute)
+
+    def diff(self) -> str:
+        script = f'{GIT_FUNCTION}\ngit add -A && git diff --cached "$1" --'
+        code, out, err = self._exec(["bash", "-c", script, "diff", self._base_commit], self._repo)
+        if code != 0:
+            raise SandboxError(f"git diff failed in the container: {(err or out).strip()[-300:]}")
+        return out
+
+    def close(self) -> None:
+        name, self._container_name = self._container_name, None
+        self._container_id = None
+        if name is not None:
+            with contextlib.suppress(Exception):
+                self._api.remove_container(name, force=True)
+        if self._files is not None:
+            self._files.close()
+            self._files = None
+        if self._session is not None:
+            self._session.close()
+            self._session = None
+
+    def __enter__(self) -> DockerEnvironment:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    # -- internals -------------------------------------------------------------------------
+
+    def _live_session(self) -> BashSession:
+        if self._session is None:
+            raise SandboxError("the environment is closed")
+        return self._session
+
+    def _absolute(self, path: str) -> str:
+        return posixpath.normpath(path if path.startswith("/") else posixpath.join(self.cwd, path))
+
+    def _with_files(self, operation: Callable[[FileTransfer], T], path: str) -> T:
+        """Run a file operation; a broken channel is replaced once before giving up."""
+        try:
+            return operation(self._file_transfer())
+        except ChannelBroken:
+            self._drop_file_transfer()
+        try:
+            return operation(self._file_transfer())
+        except ChannelBroken as exc:
+            self._drop_file_transfer()
+            raise OSError(errno.EIO, f"file transfer failed: {exc}", path) from None
+
+    def _file_transfer(self) -> FileTransfer:
+        self._live_session()
+        if self._files is None:
+            assert self._container_id is not None
+            channel = FileChannel.open(self._api, self._container_id)
+            self._files = channel if channel is not None else self._archive()
+        return self._files
+
+    def _drop_file_transfer(self) -> None:
+        if self._files is not None:
+            self._files.close()
+            self._files = None
+
+    def _archive(self) -> ArchiveFiles:
+        assert self._container_id is not None
+        return ArchiveFiles(self._api, self._container_id, self._exec)
+
+    def _exec(self, command: list[str], workdir: str | None = None) -> tuple[int, str, str]:
+        """Run a helper command in the container; its output is not capped."""
+        assert self._container_id is not None
+        try:
+            exec_id = self._api.exec_create(self._container_id, command, workdir=workdir)["Id"]
+            out, err = self._api.exec_start(exec_id, demux=True)
+            code = self._api.exec_inspect(exec_id)["ExitCode"]
+        except docker_module().errors.APIError as exc:
+            raise SandboxError(
+                f"could not run {command[0]} in the container: {explain(exc)}"
+            ) from None
+        return code, _text(out), _text(err)
+
+
+class ArchiveFiles:
+    """Files through docker's archive API: works in any image, ~40 ms a call."""
+
+    def __init__(
+        self, api: APIClient, container_id: str, run: Callable[[list[str]], tuple[int, str, str]]
+    ) -> None:
+        self._api = api
+        self._url = api._url("/containers/{0}/archive", container_id)
+        self._run = run
+
+    def read(self, path: str) -> bytes:
+        for _ in range(MAX_SYMLINK_HOPS):
+            with self._request("get", path, stream=True) as response:
+                mode, target = self._stat(response)
+                if mode & GO_MODE_DIR:
+                    raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), path)
+                if mode & GO_MODE_SYMLINK:
+                    path = target
+                    continue
+                with tarfile.open(fileobj=io.BytesIO(response.content)) as tar:
+                    member = tar.next()
+                    handle = tar.extractfile(member) if member is not None else None
+                    if handle is None:
+                        raise OSError(errno.EIO, "the container sent no file", path)
+                    return handle.read()
+        raise OSError(errno.ELOOP, os.strerror(errno.ELOOP), path)
+
+    def write(self, path: str, content: bytes) -> None:
+        mode = 0o644
+        for _ in range(MAX_SYMLINK_HOPS):
+            try:
+                with self._request("head", path) as response:
+                    found, target = self._stat(response)
+            except FileNotFoundError:
+                break
+            if found & GO_MODE_SYMLINK:
+                path = target
+                continue
+            if found & GO_MODE_DIR:
+                raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), path)
+            mode = found & 0o7777
+            break
+        info = tarfile.TarInfo(posixpath.basename(path))
+        info.size, info.mode, info.mtime = len(content), mode, int(time.time())
+        buffer = io.BytesIO()
+        with tarfile.open(fileobj=buffer, mode="w") as tar:
+            tar.addfile(info, io.BytesIO(content))
+        self.put(posixpath.dirname(path), buffer.getvalue())
+
+    def put(self, directory: str, data: Any) -> None:
+        """Extract a tar into `directory` (created if missing), owned by the container's user."""
+        params = {"path": directory, "copyUIDGID": "1"}
+        response = self._api.put(self._url, params=params, data=data)
+        if response.status_code == 404:
+            code, out, err = self._run(["mkdir", "-p", directory])
+            if code != 0:
+                raise OSError(errno.EACCES, (err or out).strip(), directory)
+            if hasattr(data, "seek"):
+                data.seek(0)
+            response = self._api.put(self._url, params=params, data=data)
+        if response.status_code >= 400:
+            message = response.text.strip()[:300]
+            number = errno.ENOTDIR if "not a directory" in message else errno.EIO
+            raise OSError(number, f"could not write into the container: {message}", directory)
+
+    def close(self) -> None:
+        """Nothing to release: every call is one HTTP request."""
+
+    def _request(self, method: str, path: str, **kwargs: Any) -> Any:
+        response = getattr(self._api, method)(self._url, params={"path": path}, **kwargs)
+        if response.status_code == 404:
+            response.close()
+            raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), path)
+        if response.status_code >= 400:
+            response.close()
+            raise OSError(errno.EIO, f"docker archive request failed: {response.text[:200]}", path)
+        return response
+
+    @staticmethod
+    def _stat(response: Any) -> tuple[int, str]:
+        stat = docker_module().utils.decode_json_header(
+            response.headers["X-Docker-Container-Path-Stat"]
+        )
+        return stat["mode"], stat["linkTarget"]
+
+
+def _anonymous(info: tarfile.TarInfo) -> tarfile.TarInfo:
+    """Host owners mean nothing in the container: put_archive's copyUIDGID sets its user."""
+    info.uid = info.gid = 0
+    info.uname = info.gname = ""
+    return info
+
+
+def _text(data: bytes | None) -> str:
+    return (data or b"").decode("utf-8", errors="replace")
