@@ -14,7 +14,9 @@ CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 class ProcessTransport:
     """bash (or bwrap running bash) as a child in its own session, stderr merged into stdout."""
 
-    def __init__(self, argv: list[str], *, cwd: str | None = None, env: dict[str, str] | None = None):
+    def __init__(
+        self, argv: list[str], *, cwd: str | None = None, env: dict[str, str] | None = None
+    ):
         self.process = subprocess.Popen(
             argv,
             stdin=subprocess.PIPE,

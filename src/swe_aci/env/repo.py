@@ -69,7 +69,9 @@ def prepare_working_copy(source: str, dest: Path, commit: str | None = None) -> 
         source = str(path.resolve())
     git(["clone", "--quiet", "--no-checkout", source, str(dest)])
     target = commit or "HEAD"
-    resolved = git(["rev-parse", "--verify", "--quiet", f"{target}^{{commit}}"], cwd=dest, check=False)
+    resolved = git(
+        ["rev-parse", "--verify", "--quiet", f"{target}^{{commit}}"], cwd=dest, check=False
+    )
     if not resolved.strip():
         raise SandboxError(f"unknown commit {target!r} in {source}")
     sha = resolved.strip()

@@ -145,7 +145,9 @@ class BashSession:
         except ShellDied as died:
             partial = died.args[0] if died.args else ""
             self.restart()
-            notice = "The shell exited and was restarted; exported variables and functions were lost."
+            notice = (
+                "The shell exited and was restarted; exported variables and functions were lost."
+            )
             return CommandResult(
                 output=_join_notice(partial, notice),
                 exit_code=None,
@@ -166,7 +168,7 @@ class BashSession:
             f"{command}"
             f"{delimiter}\n"
             'eval "$__swe_aci_cmd" </dev/null\n'
-            f"printf '\\n%s %s %s\\n' {marker.decode()} \"$?\" \"$PWD\"\n"
+            f'printf \'\\n%s %s %s\\n\' {marker.decode()} "$?" "$PWD"\n'
         )
         started = boot_clock()
         try:

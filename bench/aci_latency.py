@@ -1,0 +1,222 @@
+"""ACI latency per environment backend, on a real mid-size repository (the Django sdist).
+
+    python bench/aci_latency.py [--backends local,bwrap,docker] [--repeat 30] [--starts 3]
+
+The Django source distribution is fetched from PyPI once (pip download) into bench/.cache,
+unpacked and committed to a git repository there. For each backend that can run here, the script
+times session start, the shell round trip, the viewer, an edit with linting on a ~2000-line file,
+search_dir against plain `grep -rn` on the same tree, and submit, then prints the median and the
+spread of every operation. Targets: ACI overhead beyond the shell round trip under 5 ms; search_dir
+within 1.2x of `grep -rn`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import shutil
+import statistics
+import subprocess
+import sys
+import tarfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+from swe_aci.aci import ACI
+from swe_aci.env.base import Environment, SandboxError
+from swe_aci.env.config import EnvConfig
+from swe_aci.env.factory import make_environment
+
+CACHE = Path(__file__).resolve().parent / ".cache"
+EDITED_FILE = "django/db/models/fields/related.py"  # ~2000 lines
+COMMON_TERM = "queryset"  # in hundreds of files: search_dir reports only the count
+RARE_TERM = "bulk_update"  # in a few dozen files: search_dir lists them
+GIT = ["git", "-c", "user.name=bench", "-c", "user.email=bench@localhost"]
+
+
+@dataclass
+class Timing:
+    backend: str
+    operation: str
+    samples: list[float]  # seconds
+
+    def row(self) -> list[str]:
+        ms = sorted(s * 1000 for s in self.samples)
+        quartiles = statistics.quantiles(ms, n=4) if len(ms) > 1 else [ms[0]] * 3
+        return [
+            self.backend,
+            self.operation,
+            str(len(ms)),
+            f"{statistics.median(ms):.2f}",
+            f"{quartiles[0]:.2f}-{quartiles[2]:.2f}",
+            f"{ms[0]:.2f}-{ms[-1]:.2f}",
+        ]
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.samples)
+
+
+def django_repo(version: str) -> Path:
+    """bench/.cache/django-<x>: the sdist unpacked and committed (made once)."""
+    CACHE.mkdir(parents=True, exist_ok=True)
+    tarballs = sorted(CACHE.glob("django-*.tar.gz")) or sorted(CACHE.glob("Django-*.tar.gz"))
+    if not tarballs:
+        subprocess.run(
+            [sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:",
+             "--dest", str(CACHE), f"django=={version}"],
+            check=True,
+        )  # fmt: skip
+        tarballs = sorted(CACHE.glob("[dD]jango-*.tar.gz"))
+    tarball = tarballs[-1]
+    root = CACHE / tarball.name.removesuffix(".tar.gz")
+    if not (root / ".git").exists():
+        if not root.exists():
+            with tarfile.open(tarball) as archive:
+                archive.extractall(CACHE, filter="data")
+        subprocess.run([*GIT, "init", "-q", "-b", "main"], cwd=root, check=True)
+        subprocess.run([*GIT, "add", "-A"], cwd=root, check=True)
+        subprocess.run([*GIT, "commit", "-q", "-m", "django sdist"], cwd=root, check=True)
+    return root
+
+
+def timed(function: Callable[[], object], repeat: int) -> list[float]:
+    samples = []
+    for _ in range(repeat):
+        started = time.perf_counter()
+        function()
+        samples.append(time.perf_counter() - started)
+    return samples
+
+
+def expect(aci: ACI, action: str, fragment: str) -> Callable[[], None]:
+    """An action to time, checked once so a broken setup is not measured."""
+    output = aci.execute(action).output
+    if fragment not in output:
+        raise RuntimeError(f"{action!r} did not print {fragment!r}: {output[:300]}")
+    return lambda: aci.execute(action)
+
+
+def bench_backend(
+    backend: str, config: EnvConfig, repo: Path, repeat: int, starts: int
+) -> list[Timing]:
+    timings: list[Timing] = []
+
+    def record(operation: str, samples: list[float]) -> None:
+        timings.append(Timing(backend, operation, samples))
+
+    environments: list[Environment] = []
+
+    def start() -> None:
+        environments.append(make_environment(config, str(repo)))
+
+    try:
+        record("session start (clone + shell)", timed(start, starts))
+        for env in environments[1:]:
+            env.close()
+        env = environments[0]
+        aci = ACI(env)
+        record("env.run('echo hi')", timed(lambda: env.run("echo hi"), repeat))
+        record("execute('echo hi')", timed(expect(aci, "echo hi", "hi"), repeat))
+        record(
+            "open file 1000", timed(expect(aci, f"open {EDITED_FILE} 1000", "lines total"), repeat)
+        )
+        record("goto 1500", timed(expect(aci, "goto 1500", "1500:"), repeat))
+        record("scroll_down", timed(lambda: aci.execute("scroll_down"), repeat))
+        counter = iter(range(10**9))
+
+        def edit(span: str = "1:1") -> None:
+            output = aci.execute(f"edit {span}\n# bench edit {next(counter)}\nend_of_edit").output
+            if not output.endswith("Edit the file again if necessary."):
+                raise RuntimeError(output[:500])
+
+        aci.execute(f"open {EDITED_FILE}")
+        record("edit + lint (original not cached)", timed(lambda: edit("1:0"), 1))
+        record("edit + lint (steady state)", timed(edit, repeat))
+        for term in (COMMON_TERM, RARE_TERM):
+            record(f"search_dir {term}", timed(expect(aci, f"search_dir {term}", term), repeat))
+            root = shlex.quote(env.repo_path)
+            # Output to /dev/null: GNU grep then stops reading a file at its first match, so this
+            # baseline is, if anything, faster than grep -rn printing every line.
+            grep_plain = f"grep -rn {term} {root} >/dev/null"
+            record(f"grep -rn {term} (plain)", timed(lambda c=grep_plain: env.run(c), repeat))
+            # Without an operand: an operand would itself be matched by --exclude-dir='.*'.
+            grep_same = (
+                f"(cd {root} && grep -rnI --exclude-dir='.*' --exclude='.*' {term} >/dev/null)"
+            )
+            record(f"grep -rn {term} (same files)", timed(lambda c=grep_same: env.run(c), repeat))
+        record(
+            "search_file (open file)", timed(expect(aci, "search_file related", "related"), repeat)
+        )
+        record(
+            "find_file models.py", timed(expect(aci, "find_file models.py", "models.py"), repeat)
+        )
+        record("submit", timed(lambda: aci.execute("submit"), max(3, repeat // 5)))
+    finally:
+        for env in environments:
+            env.close()
+    return timings
+
+
+def summary(backend: str, timings: list[Timing]) -> list[str]:
+    by_name = {t.operation: t for t in timings}
+    lines = []
+    overhead = by_name["execute('echo hi')"].median - by_name["env.run('echo hi')"].median
+    viewer = max(by_name["open file 1000"].median, by_name["goto 1500"].median)
+    lines.append(
+        f"{backend}: ACI overhead over the shell round trip {overhead * 1000:.2f} ms; "
+        f"viewer (no shell) {viewer * 1000:.2f} ms  [target < 5 ms: "
+        f"{'ok' if max(overhead, viewer) < 0.005 else 'MISSED'}]"
+    )
+    for term in (COMMON_TERM, RARE_TERM):
+        ratio = by_name[f"search_dir {term}"].median / by_name[f"grep -rn {term} (plain)"].median
+        same = (
+            by_name[f"search_dir {term}"].median / by_name[f"grep -rn {term} (same files)"].median
+        )
+        lines.append(
+            f"{backend}: search_dir {term} / grep -rn = {ratio:.2f} (same files only: {same:.2f})  "
+            f"[target <= 1.2: {'ok' if ratio <= 1.2 else 'MISSED'}]"
+        )
+    return lines
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--backends", default="local,bwrap,docker")
+    parser.add_argument("--repeat", type=int, default=30, help="samples per operation")
+    parser.add_argument("--starts", type=int, default=3, help="session starts to time")
+    parser.add_argument("--image", default="swe-aci/base:bookworm", help="docker image")
+    parser.add_argument("--django", default="5.1.*", help="Django version to fetch")
+    args = parser.parse_args()
+    console = Console(width=max(shutil.get_terminal_size().columns, 110))
+    repo = django_repo(args.django)
+    files = subprocess.run(["git", "ls-files"], cwd=repo, capture_output=True, text=True).stdout
+    console.print(f"repository: {repo} ({len(files.splitlines())} files)")
+    table = Table(title="ACI latency (ms)")
+    for column in ("backend", "operation", "n", "median", "IQR", "min-max"):
+        left = column in ("backend", "operation")
+        table.add_column(column, justify="left" if left else "right", no_wrap=True)
+    notes: list[str] = []
+    for backend in args.backends.split(","):
+        config = EnvConfig(backend=backend, image=args.image)
+        try:
+            timings = bench_backend(backend, config, repo, args.repeat, args.starts)
+        except SandboxError as error:
+            notes.append(f"{backend}: skipped ({error})")
+            continue
+        for timing in timings:
+            table.add_row(*timing.row())
+        table.add_section()
+        notes.extend(summary(backend, timings))
+    console.print(table)
+    for note in notes:
+        console.print(note, markup=False)
+
+
+if __name__ == "__main__":
+    main()

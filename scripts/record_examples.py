@@ -1,0 +1,63 @@
+"""Record the bundled trajectories by playing hand-written replies through the real interface.
+
+    python scripts/record_examples.py
+
+writes examples/demo/demo.traj (the demonstration shown to models by configs/default.yaml) and
+examples/wordcount.traj (played back by examples/run_example.sh). Each episode runs in the bwrap
+sandbox, so the paths it shows are stable (`/units`, `/wordcount`) rather than temporary ones.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import tempfile
+from pathlib import Path
+
+import yaml
+
+from swe_aci.agent.config import load_config
+from swe_aci.agent.trajectory import load_trajectory
+from swe_aci.episode import RepoSource, read_issue, resolved_repo, run_episode
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = ROOT / "examples"
+RECORDINGS = [
+    # (project, issue, replies, output trajectory)
+    ("demo/units", "demo/units.issue.md", "demo/units.replies.yaml", "demo/demo.traj"),
+    ("wordcount", "wordcount.issue.md", "wordcount.replies.yaml", "wordcount.traj"),
+]
+
+
+def record(project: str, issue: str, replies: str, output: str) -> None:
+    script = yaml.safe_load((EXAMPLES / replies).read_text())
+    config = load_config(
+        None, ["agent.demonstrations=[]", "model.name=scripted", "env.backend=bwrap"]
+    )
+    config.model.script = script
+    problem = read_issue(str(EXAMPLES / issue))
+    instance_id = Path(output).stem
+    with (
+        tempfile.TemporaryDirectory() as scratch,
+        resolved_repo(str(EXAMPLES / project), True) as repo,
+    ):
+        result = run_episode(
+            config, RepoSource(repo), problem, instance_id=instance_id, output_dir=Path(scratch)
+        )
+        if result.exit_status != "submitted":
+            sys.exit(f"{project}: the recording ended with {result.exit_status}, not submitted")
+        trajectory = load_trajectory(result.trajectory_path)
+    for step in trajectory["trajectory"]:
+        step.pop("query", None)  # the prompts sent are not part of a demonstration
+    target = EXAMPLES / output
+    target.write_text(json.dumps(trajectory, indent=2, ensure_ascii=False) + "\n")
+    print(f"recorded {target.relative_to(ROOT)}: {len(trajectory['trajectory'])} steps")
+
+
+def main() -> None:
+    for recording in RECORDINGS:
+        record(*recording)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,95 @@
+"""Configuration of the agent-computer interface: which commands exist and how they behave."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
+
+ALL_COMMANDS = (
+    "open",
+    "goto",
+    "scroll_up",
+    "scroll_down",
+    "create",
+    "edit",
+    "search_file",
+    "search_dir",
+    "find_file",
+    "submit",
+)
+
+DEFAULT_LINT_SELECT = ["F821", "F822", "F831", "E111", "E112", "E113", "E999", "E902"]
+
+
+class ACIConfig(BaseModel):
+    """The interface of ACI.md. Every paper ablation is a variation of these fields."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    commands: list[str] = Field(
+        default_factory=lambda: list(ALL_COMMANDS),
+        description="enabled ACI commands, in the order their docs are shown; the shell is implicit",
+    )
+    window: int = Field(default=100, gt=0, description="lines shown by the file viewer")
+    overlap: int = Field(default=2, ge=0, description="lines kept on screen when scrolling")
+    search_cap: int = Field(default=50, gt=0, description="more results than this are not listed")
+    lint: bool = Field(
+        default=True, description="reject edits that introduce flake8 errors (.py files)"
+    )
+    lint_select: list[str] = Field(default_factory=lambda: list(DEFAULT_LINT_SELECT))
+    command_timeout: float = Field(
+        default=25.0, gt=0, description="seconds before a command is interrupted"
+    )
+    timeout_message: str = Field(
+        default="EXECUTION TIMED OUT BECAUSE THE COMMAND WAS RUNNING FOR MORE THAN {timeout:g} SECONDS.",
+        description="last line of a timed-out observation; {timeout} is the limit in seconds",
+    )
+    interactive_blocklist: list[str] = Field(
+        default_factory=lambda: ["vim", "vi", "nano", "emacs", "less", "nohup", "gdb", "tail -f"],
+        description="a command starting with these words is refused",
+    )
+    standalone_blocklist: list[str] = Field(
+        default_factory=lambda: [
+            "python",
+            "python3",
+            "ipython",
+            "bash",
+            "sh",
+            "/bin/bash",
+            "/bin/sh",
+        ],
+        description="a command consisting of exactly these words is refused",
+    )
+    blocked_message: str = Field(
+        default="Interactive operation '{command}' is not supported by this environment",
+        description="the refusal; {command} is the blocklist entry that matched",
+    )
+
+    @field_validator("commands")
+    @classmethod
+    def _known_commands(cls, value: list[str]) -> list[str]:
+        unknown = [name for name in value if name not in ALL_COMMANDS]
+        if unknown:
+            raise ValueError(
+                f"unknown ACI command(s) {', '.join(unknown)}; known: {', '.join(ALL_COMMANDS)}"
+            )
+        if len(set(value)) != len(value):
+            raise ValueError("an ACI command is listed twice")
+        return value
+
+    @field_validator("overlap")
+    @classmethod
+    def _overlap_below_window(cls, value: int, info: ValidationInfo) -> int:
+        window = info.data.get("window")
+        if window is not None and value >= window:
+            raise ValueError("overlap must be smaller than window")
+        return value
+
+    @field_validator("timeout_message", "blocked_message")
+    @classmethod
+    def _placeholders(cls, value: str, info: ValidationInfo) -> str:
+        field = "timeout" if info.field_name == "timeout_message" else "command"
+        try:
+            value.format(**{field: 1})
+        except (KeyError, IndexError, ValueError) as error:
+            raise ValueError(f"may only use the placeholder {{{field}}} ({error})") from None
+        return value

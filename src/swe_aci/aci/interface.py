@@ -1,0 +1,156 @@
+"""The agent-computer interface: one object per episode, over an environment.
+
+`check` says whether an action can run (format problems, interactive programs); `execute` runs
+it: ACI commands run here, on the host, through the environment's file primitives; everything
+else goes to the environment's persistent shell.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal
+
+from swe_aci.aci.config import ACIConfig
+from swe_aci.aci.docs import ArgumentDoc, CommandDoc, command_doc
+from swe_aci.aci.editor import Editor
+from swe_aci.aci.parsing import ActionFormatError, CommandStep, ShellStep, Step, split_action
+from swe_aci.aci.search import CommandTimedOut, Search
+from swe_aci.aci.shellwords import simple_commands
+from swe_aci.aci.submit import submission
+from swe_aci.aci.viewer import CommandError, Viewer
+from swe_aci.env.base import Environment
+
+__all__ = ["ACI", "ActionProblem", "ArgumentDoc", "CommandDoc", "Observation"]
+
+
+@dataclass(frozen=True)
+class ActionProblem:
+    """Why an action is not run: a malformed command layout, or a refused interactive program."""
+
+    kind: Literal["format", "blocked"]
+    message: str
+
+
+@dataclass(frozen=True)
+class Observation:
+    output: str
+    submission: str | None = None
+    done: bool = False
+    timed_out: bool = False
+
+
+class ACI:
+    def __init__(
+        self,
+        env: Environment,
+        config: ACIConfig | None = None,
+        hidden_patch: str | None = None,
+    ) -> None:
+        self.env = env
+        self.config = config or ACIConfig()
+        self.hidden_patch = hidden_patch
+        self.viewer = Viewer(env, self.config)
+        editor = Editor(self.viewer, self.config)
+        search = Search(self.viewer, self.config)
+        handlers: dict[str, Callable[[tuple[str, ...], tuple[str, ...] | None], str]] = {
+            "open": lambda args, _: self.viewer.open(args),
+            "goto": lambda args, _: self.viewer.goto(args),
+            "scroll_down": lambda args, _: self.viewer.scroll_down(args),
+            "scroll_up": lambda args, _: self.viewer.scroll_up(args),
+            "create": lambda args, _: self.viewer.create(args),
+            "edit": editor.edit,
+            "search_file": lambda args, _: search.search_file(args),
+            "search_dir": lambda args, _: search.search_dir(args),
+            "find_file": lambda args, _: search.find_file(args),
+        }
+        self._handlers = {name: handlers[name] for name in self.config.commands if name in handlers}
+        self._blocked = [entry.split() for entry in self.config.interactive_blocklist]
+        self._standalone = [entry.split() for entry in self.config.standalone_blocklist]
+
+    def command_docs(self) -> list[CommandDoc]:
+        """The enabled commands in config order (plain shell commands need no entry)."""
+        return [command_doc(name, self.config.window) for name in self.config.commands]
+
+    def check(self, action: str) -> ActionProblem | None:
+        try:
+            steps = split_action(action, self.config.commands)
+        except ActionFormatError as error:
+            return ActionProblem("format", str(error))
+        return self._refusal(steps)
+
+    def execute(self, action: str) -> Observation:
+        try:
+            steps = split_action(action, self.config.commands)
+        except ActionFormatError as error:
+            return Observation(output=str(error))
+        problem = self._refusal(steps)
+        if problem is not None:
+            return Observation(output=problem.message)
+        outputs: list[str] = []
+        succeeded = True
+        for step in steps:
+            if (step.connector == "&&" and not succeeded) or (step.connector == "||" and succeeded):
+                continue
+            if isinstance(step, CommandStep) and step.name == "submit":
+                patch = self.submission()
+                return Observation(output=patch, submission=patch, done=True)
+            output, succeeded, timed_out = self._run_step(step)
+            outputs.append(output)
+            if timed_out:
+                return Observation(output=_join(outputs), timed_out=True)
+        return Observation(output=_join(outputs))
+
+    def state(self) -> dict[str, str]:
+        return {"open_file": self.viewer.path or "n/a", "working_dir": self.env.cwd}
+
+    def submission(self) -> str:
+        """What `submit` returns: the staged diff against the base commit, hidden patch removed."""
+        return submission(self.env, self.hidden_patch, self.config.command_timeout)
+
+    # -- internals -------------------------------------------------------------------------
+
+    def _run_step(self, step: Step) -> tuple[str, bool, bool]:
+        """(output, succeeded, timed out) of one step."""
+        if isinstance(step, CommandStep):
+            try:
+                return self._handlers[step.name](step.args, step.body), True, False
+            except CommandError as error:
+                return str(error), False, False
+            except CommandTimedOut as timeout:
+                return self._timed_out(timeout.args[0] if timeout.args else ""), False, True
+        result = self.env.run(step.text, timeout=self.config.command_timeout)
+        if result.timed_out:
+            return self._timed_out(result.output), False, True
+        return result.output, result.exit_code == 0, False
+
+    def _timed_out(self, partial: str) -> str:
+        notice = self.config.timeout_message.format(timeout=self.config.command_timeout)
+        return _join([partial, notice])
+
+    def _refusal(self, steps: list[Step]) -> ActionProblem | None:
+        for step in steps:
+            if not isinstance(step, ShellStep):
+                continue
+            for words, piped in simple_commands(list(step.tokens)):
+                entry = self._blocked_entry(words, piped)
+                if entry is not None:
+                    return ActionProblem(
+                        "blocked", self.config.blocked_message.format(command=entry)
+                    )
+        return None
+
+    def _blocked_entry(self, words: list[str], piped: bool) -> str | None:
+        for entry in self._blocked:
+            options = entry[1:]
+            if words[:1] == entry[:1] and all(option in words[1:] for option in options):
+                return " ".join(entry)
+        if not piped:
+            for entry in self._standalone:
+                if words == entry:
+                    return " ".join(entry)
+        return None
+
+
+def _join(outputs: list[str]) -> str:
+    return "\n".join(text.rstrip("\n") for text in outputs if text.strip())

@@ -1,0 +1,156 @@
+"""The edit guardrail's linter: flake8 run in-process on in-memory text.
+
+flake8 is imported on first use. Its plugins and options are loaded once per selection
+(`--isolated`, so no configuration file of the host or the repository changes the result).
+When the selection only holds the guardrail's codes, only the checks that can produce them run
+(pyflakes for F..., pycodestyle's indentation check for E11x; E999/E902 come from parsing), which
+halves the time on large files compared to running every plugin.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import io
+import logging
+import re
+import threading
+from collections import OrderedDict
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+if TYPE_CHECKING:
+    from argparse import Namespace
+
+    from flake8.plugins.finder import Checkers
+
+logger = logging.getLogger(__name__)
+
+INDENTATION_CODE = re.compile(r"E11\d")
+PARSE_CODES = ("E999", "E902")
+CACHE_SIZE = 32
+
+
+class LintError(NamedTuple):
+    line: int
+    column: int
+    code: str
+    message: str
+
+    def describe(self) -> str:
+        """The error as the model sees it: `CODE message` (file, line and column stripped)."""
+        return f"{self.code} {self.message}"
+
+
+class Linter:
+    """flake8 with a fixed selection; results are cached by content hash, so linting the
+    original of an edit is free when that content was linted before (the previous edit's result)."""
+
+    def __init__(self, select: list[str]) -> None:
+        self.select = tuple(select)
+        self._cache: OrderedDict[str, tuple[LintError, ...]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def errors(self, text: str, filename: str) -> tuple[LintError, ...]:
+        key = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+        with self._lock:
+            if key in self._cache:
+                self._cache.move_to_end(key)
+                return self._cache[key]
+        found = run_flake8(text, filename, self.select)
+        with self._lock:
+            self._cache[key] = found
+            while len(self._cache) > CACHE_SIZE:
+                self._cache.popitem(last=False)
+        return found
+
+
+def introduced_errors(
+    before: tuple[LintError, ...],
+    after: tuple[LintError, ...],
+    start: int,
+    end: int,
+    replacement_lines: int,
+) -> list[LintError]:
+    """Errors of `after` that the edit of lines start..end (end = start-1: insertion) introduced.
+
+    Errors before the edit are kept above it, dropped inside it, shifted by the line delta below it;
+    what remains of them is not new.
+    """
+    delta = replacement_lines - (end - start + 1)
+    previous = set()
+    for error in before:
+        if error.line < start:
+            previous.add(error)
+        elif error.line > end:
+            previous.add(error._replace(line=error.line + delta))
+    return [error for error in after if error not in previous]
+
+
+def run_flake8(text: str, filename: str, select: tuple[str, ...]) -> tuple[LintError, ...]:
+    """The selected flake8 errors of `text`, sorted by position; `# noqa` comments are honoured."""
+    from flake8.checker import FileChecker
+    from flake8.processor import FileProcessor
+    from flake8.violation import Violation
+
+    checkers, options = _machinery(select)
+    lines = io.StringIO(text, newline=None).readlines()
+
+    class InMemoryChecker(FileChecker):
+        def _make_processor(self) -> FileProcessor:
+            return FileProcessor(self.filename, self.options, lines=lines)
+
+    try:
+        _, results, _ = InMemoryChecker(
+            filename=filename, plugins=checkers, options=options
+        ).run_checks()
+    except Exception:  # a crashing plugin must not block editing
+        logger.warning("flake8 failed on %s; the edit is not linted", filename, exc_info=True)
+        return ()
+    found = set()
+    for code, line, column, message, physical_line in results:
+        if not code.startswith(select):
+            continue
+        violation = Violation(code, filename, line, column, message, physical_line or "")
+        if violation.is_inline_ignored(disable_noqa=False):
+            continue
+        found.add(LintError(line, column, code, message))
+    return tuple(sorted(found))
+
+
+@functools.cache
+def _machinery(select: tuple[str, ...]) -> tuple[Checkers, Namespace]:
+    from flake8.options.parse_args import parse_args
+
+    plugins, options = parse_args(["--isolated", f"--select={','.join(select)}"])
+    return _relevant_checkers(plugins.checkers, select), options
+
+
+def _relevant_checkers(checkers: Checkers, select: tuple[str, ...]) -> Checkers:
+    """Only the checks that can report the selected codes, when that set is known exactly."""
+    from flake8.plugins.finder import Checkers, LoadedPlugin
+
+    known = all(
+        code.startswith("F") or INDENTATION_CODE.fullmatch(code) or code in PARSE_CODES
+        for code in select
+    )
+    pycodestyle_logical = [p for p in checkers.logical_line if p.entry_name == "E"]
+    if not known or len(pycodestyle_logical) != 1:
+        return checkers
+    tree = [p for p in checkers.tree if p.entry_name == "F"] if _any_prefix(select, "F") else []
+    logical: list[Any] = []
+    if any(INDENTATION_CODE.fullmatch(code) for code in select):
+        import pycodestyle
+
+        parameters = {name: True for name in _parameter_names(pycodestyle.indentation)}
+        logical = [LoadedPlugin(pycodestyle_logical[0].plugin, pycodestyle.indentation, parameters)]
+    return Checkers(tree=tree, logical_line=logical, physical_line=[])
+
+
+def _any_prefix(select: tuple[str, ...], prefix: str) -> bool:
+    return any(code.startswith(prefix) for code in select)
+
+
+def _parameter_names(function: Any) -> list[str]:
+    import inspect
+
+    return list(inspect.signature(function).parameters)

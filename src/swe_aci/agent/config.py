@@ -1,0 +1,189 @@
+"""The episode config: one YAML file governs templates, commands, history, parser, limits, model
+and environment. Every ablation of the paper is a config file, not a code path.
+
+The built-in configs (`default`, `shell_only`) live in the repository's `configs/` directory; an
+installed wheel carries them as `swe_aci/configs/` (with the demonstration under
+`swe_aci/examples/demo/`, so the relative path in the config works in both layouts).
+"""
+
+from __future__ import annotations
+
+import importlib.resources
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from swe_aci.aci import ACIConfig
+from swe_aci.agent.history import HistoryConfig
+from swe_aci.agent.parsing import ParserName
+from swe_aci.agent.templates import TemplatesConfig, template_problems
+from swe_aci.agent.trajectory import TrajectoryError, load_trajectory
+from swe_aci.env.config import EnvConfig
+from swe_aci.models.config import ModelConfig
+
+DEFAULT_CONFIG_NAME = "default"
+
+
+class ConfigError(Exception):
+    """The config cannot be used; the message is one line naming the file and the key."""
+
+
+class LimitsConfig(BaseModel):
+    """When an episode stops on its own. 0 disables a limit. (The command timeout is env's.)"""
+
+    model_config = ConfigDict(extra="forbid")
+
+    per_instance_cost: float = Field(2.0, ge=0, description="USD; checked after each model call")
+    max_steps: int = Field(0, ge=0, description="executed actions; exit_step_limit")
+    wall_time: float = Field(0.0, ge=0, description="seconds for the episode; exit_time_limit")
+    max_format_errors: int = Field(
+        3, ge=1, description="malformed or refused replies in a row; exit_format"
+    )
+
+
+class AgentConfig(BaseModel):
+    """The agent loop: what the model reads, how its replies are parsed, what it remembers."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    templates: TemplatesConfig
+    demonstrations: list[str] = Field(
+        default_factory=list, description="trajectory files shown as worked examples"
+    )
+    parser: ParserName = "thought_action"
+    history: HistoryConfig = Field(default_factory=HistoryConfig)
+    limits: LimitsConfig = Field(default_factory=LimitsConfig)
+
+    @model_validator(mode="after")
+    def _templates_render(self) -> AgentConfig:
+        problems = template_problems(self.templates)
+        if problems:
+            raise ValueError(problems[0])
+        return self
+
+
+class EpisodeConfig(BaseModel):
+    """Everything one episode needs besides the repository and the issue."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    agent: AgentConfig
+    aci: ACIConfig = Field(default_factory=ACIConfig)
+    model: ModelConfig = Field(default_factory=ModelConfig)
+    env: EnvConfig = Field(default_factory=EnvConfig)
+
+
+def builtin_config_dir() -> Path:
+    """The packaged `swe_aci/configs/` when installed from a wheel, else the checkout's `configs/`."""
+    packaged = Path(str(importlib.resources.files("swe_aci") / "configs"))
+    if packaged.is_dir():
+        return packaged
+    return Path(__file__).resolve().parents[3] / "configs"
+
+
+def resolve_config_path(path: str | Path | None) -> Path:
+    """A path as given, or a built-in config by bare name (`shell_only`); None is the default."""
+    if path is None:
+        return builtin_config_dir() / f"{DEFAULT_CONFIG_NAME}.yaml"
+    candidate = Path(path).expanduser()
+    if candidate.exists() or len(candidate.parts) > 1 or candidate.suffix:
+        return candidate
+    builtin = builtin_config_dir() / f"{candidate}.yaml"
+    return builtin if builtin.is_file() else candidate
+
+
+def load_config(path: str | Path | None = None, overrides: Sequence[str] = ()) -> EpisodeConfig:
+    """Read a YAML config, apply `key.path=value` overrides (values parsed as YAML), validate.
+
+    Demonstration paths in the file are relative to the file's directory; paths given in an
+    override are relative to the current directory. Raises ConfigError (one line).
+    """
+    config_path = resolve_config_path(path)
+    data = read_yaml(config_path)
+    resolve_demonstrations(data, config_path.parent)
+    for override in overrides:
+        apply_override(data, override)
+    try:
+        config = EpisodeConfig.model_validate(data)
+    except ValidationError as error:
+        raise ConfigError(f"config {config_path}: {describe_validation_error(error)}") from None
+    for demonstration in config.agent.demonstrations:
+        try:
+            load_trajectory(demonstration)
+        except TrajectoryError as error:
+            raise ConfigError(f"config {config_path}: agent.demonstrations: {error}") from None
+    return config
+
+
+def read_yaml(path: Path) -> dict[str, Any]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(f"config file not found: {path}") from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise ConfigError(f"cannot read config file {path}: {error}") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as error:
+        where = getattr(error, "problem_mark", None)
+        line = f" line {where.line + 1}" if where is not None else ""
+        problem = getattr(error, "problem", None) or str(error).splitlines()[0]
+        raise ConfigError(f"config {path}: YAML error{line}: {problem}") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"config {path}: the top level must be a mapping of sections")
+    return data
+
+
+def resolve_demonstrations(data: dict[str, Any], base: Path) -> None:
+    """Make the file's relative demonstration paths absolute against `base`, in place."""
+    agent = data.get("agent")
+    demonstrations = agent.get("demonstrations") if isinstance(agent, dict) else None
+    if isinstance(demonstrations, list):
+        agent["demonstrations"] = [
+            str((base / item).resolve()) if isinstance(item, str) else item
+            for item in demonstrations
+        ]
+
+
+def apply_override(data: dict[str, Any], override: str) -> None:
+    """Set `a.b.c=value` in the nested dict `data`, creating missing sections."""
+    key, separator, raw = override.partition("=")
+    key = key.strip()
+    parts = key.split(".")
+    if not separator or not all(parts):
+        raise ConfigError(f"bad override {override!r}: expected key.path=value")
+    try:
+        value = yaml.safe_load(raw) if raw.strip() else None
+    except yaml.YAMLError:
+        raise ConfigError(f"bad override {override!r}: the value is not valid YAML") from None
+    node = data
+    for depth, part in enumerate(parts[:-1]):
+        child = node.setdefault(part, {})
+        if child is None:
+            child = node[part] = {}
+        if not isinstance(child, dict):
+            section = ".".join(parts[: depth + 1])
+            raise ConfigError(f"bad override {override!r}: {section} is not a section")
+        node = child
+    node[parts[-1]] = value
+
+
+def describe_validation_error(error: ValidationError) -> str:
+    """The first problem as `dotted.key: what is wrong`."""
+    first = error.errors()[0]
+    key = ".".join(str(part) for part in first["loc"]) or "(top level)"
+    if first["type"] == "extra_forbidden":
+        return f"unknown key {key}"
+    if first["type"] == "missing":
+        return f"missing key {key}"
+    message = first["msg"].removeprefix("Value error, ")
+    if first["type"].startswith("value_error") or first["type"] == "assertion_error":
+        return message if message.startswith("agent.") else f"{key}: {message}"
+    shown = repr(first.get("input"))
+    shown = shown if len(shown) <= 60 else shown[:57] + "..."
+    return f"{key}: {message} (got {shown})"

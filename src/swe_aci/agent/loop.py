@@ -1,0 +1,388 @@
+"""The agent loop: query the model, parse its action, run it through the ACI, record, repeat.
+
+Normative behaviour: ACI.md ("The model's response format", "Context management", "Episode
+end"). The trajectory is rewritten atomically after every step, so a run killed at any moment
+leaves a valid file holding the finished steps.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from swe_aci.aci import ACI
+from swe_aci.agent.config import AgentConfig
+from swe_aci.agent.history import process_history
+from swe_aci.agent.parsing import FormatError, ParsedAction, make_parser
+from swe_aci.agent.templates import Templates, demonstration_text, render_command_docs
+from swe_aci.agent.trajectory import load_trajectory, write_json_atomic, write_predictions
+from swe_aci.models.base import (
+    ContextWindowExceeded,
+    Message,
+    Model,
+    ModelAPIError,
+    ModelConfigError,
+    ModelError,
+    ModelReply,
+    ModelStats,
+)
+from swe_aci.models.tools import assistant_message
+
+SUBMITTED = "submitted"
+EXIT_REASONS = {
+    "exit_cost": "cost limit",
+    "exit_context": "context window",
+    "exit_format": "format error",
+    "exit_api": "model API error",
+    "exit_error": "unexpected error",
+    "exit_step_limit": "step limit",
+    "exit_time_limit": "time limit",
+}
+
+
+@dataclass
+class StepRecord:
+    """One executed action (or the final exit), as stored in the trajectory."""
+
+    thought: str
+    action: str
+    observation: str
+    response: str
+    state: dict[str, Any]
+    execution_time: float
+    input_tokens: int
+    output_tokens: int
+    query: list[Message]
+
+
+@dataclass
+class EpisodeResult:
+    exit_status: str
+    submission: str
+    stats: ModelStats
+    trajectory_path: Path
+
+
+@dataclass
+class _Usage:
+    """Tokens spent on the current step, requeries included."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+
+class _Exit(Exception):
+    """Ends the episode from deep inside a step with `status` (an EXIT_REASONS key)."""
+
+    def __init__(self, status: str, *, response: str = "", error: str | None = None) -> None:
+        super().__init__(status)
+        self.status = status
+        self.response = response
+        self.error = error
+
+
+@dataclass
+class _Episode:
+    """The mutable record of one run."""
+
+    problem_statement: str
+    history: list[Message] = field(default_factory=list)
+    steps: list[StepRecord] = field(default_factory=list)
+    info: dict[str, Any] = field(default_factory=dict)
+    started: float = field(default_factory=time.monotonic)
+    state: dict[str, Any] = field(default_factory=dict)
+    last_query: list[Message] = field(default_factory=list)
+    usage: _Usage = field(default_factory=_Usage)
+
+
+class Agent:
+    """Runs one episode of `model` on an issue through `aci`, writing its trajectory as it goes."""
+
+    def __init__(
+        self,
+        config: AgentConfig,
+        model: Model,
+        aci: ACI,
+        *,
+        output_dir: Path,
+        instance_id: str,
+        on_step: Callable[[StepRecord], None] | None = None,
+    ) -> None:
+        self.config = config
+        self.model = model
+        self.aci = aci
+        self.instance_id = instance_id
+        self.on_step = on_step
+        self.directory = Path(output_dir) / instance_id
+        self.trajectory_path = self.directory / f"{instance_id}.traj"
+        self.docs = aci.command_docs()
+        self.parser = make_parser(config.parser, self.docs)
+        self.templates = Templates(config.templates)
+        self.demonstrations = [
+            demonstration_text(load_trajectory(path)) for path in config.demonstrations
+        ]
+        self.stats = ModelStats()
+
+    # -- the episode -------------------------------------------------------------------------
+
+    def run(self, problem_statement: str) -> EpisodeResult:
+        """Run until submission or an exit; always leaves the trajectory and predictions."""
+        episode = _Episode(problem_statement=problem_statement)
+        try:
+            episode.state = self.aci.state()
+            episode.history = self._initial_messages(problem_statement, episode.state)
+            self._save(episode)
+            status, submission = self._loop(episode)
+        except BaseException:
+            self._save(episode)
+            raise
+        episode.info.update(exit_status=status, submission=submission)
+        self._save(episode)
+        write_predictions(self.directory, self.instance_id, self.model.name, submission)
+        return EpisodeResult(status, submission, self.stats, self.trajectory_path)
+
+    def _loop(self, episode: _Episode) -> tuple[str, str]:
+        """Steps until the episode ends; returns (exit status, submission)."""
+        limits = self.config.limits
+        try:
+            while True:
+                if limits.max_steps and len(episode.steps) >= limits.max_steps:
+                    raise _Exit("exit_step_limit")
+                if limits.wall_time and time.monotonic() - episode.started >= limits.wall_time:
+                    raise _Exit("exit_time_limit")
+                episode.usage, episode.last_query = _Usage(), []
+                parsed, reply = self._next_action(episode)
+                submission = self._execute(episode, parsed, reply)
+                if submission is not None:
+                    return SUBMITTED, submission
+        except _Exit as end:
+            return self._exit(episode, end)
+        except ModelConfigError:  # the user must fix the model config: not an episode outcome
+            raise
+        except Exception as error:  # anything unexpected ends the episode, recorded
+            return self._exit(
+                episode, _Exit("exit_error", error=f"{type(error).__name__}: {error}")
+            )
+
+    def _initial_messages(self, problem_statement: str, state: dict[str, Any]) -> list[Message]:
+        render = self.templates.render
+        system = render(
+            "system",
+            command_docs=render_command_docs(self.docs),
+            WINDOW=self.aci.config.window,
+            parser=self.parser.name,
+        )
+        messages: list[Message] = [
+            {"role": "system", "content": system, "message_type": "system_prompt"}
+        ]
+        for text in self.demonstrations:
+            messages.append(
+                {
+                    "role": "user",
+                    "content": render("demonstration", demonstration=text),
+                    "is_demo": True,
+                    "message_type": "demonstration",
+                }
+            )
+        instance = render(
+            "instance",
+            problem_statement=problem_statement,
+            parser=self.parser.name,
+            **state_variables(state),
+        )
+        messages.append({"role": "user", "content": instance, "message_type": "instance"})
+        return messages
+
+    # -- one step ----------------------------------------------------------------------------
+
+    def _next_action(self, episode: _Episode) -> tuple[ParsedAction, ModelReply]:
+        """Query until a reply parses and passes the ACI's check; requery with the error.
+
+        A requery shows the processed history plus only the latest bad reply and its error;
+        neither enters the stored history.
+        """
+        base = process_history(episode.history, self.config.history)
+        query = base
+        failures = 0
+        while True:
+            reply = self._query(episode, query)
+            try:
+                parsed = self.parser.parse(reply)
+                problem = self.aci.check(parsed.action.strip())
+            except FormatError as error:
+                message = self.templates.render(
+                    "format_error", error=str(error), parser=self.parser.name
+                )
+            else:
+                if problem is None:
+                    return parsed, reply
+                template = "blocked_action" if problem.kind == "blocked" else "format_error"
+                message = self.templates.render(
+                    template,
+                    error=problem.message,
+                    action=parsed.action.strip(),
+                    parser=self.parser.name,
+                )
+            failures += 1
+            if failures >= self.config.limits.max_format_errors:
+                raise _Exit("exit_format", response=reply.content)
+            query = [*base, *requery_messages(reply, message)]
+
+    def _query(self, episode: _Episode, messages: list[Message]) -> ModelReply:
+        episode.last_query = messages
+        try:
+            reply = self.model.query(messages, tools=self.parser.tools())
+        except ContextWindowExceeded as error:
+            raise _Exit("exit_context", error=str(error)) from error
+        except ModelAPIError as error:
+            raise _Exit("exit_api", error=str(error)) from error
+        except ModelConfigError:
+            raise
+        except ModelError as error:
+            raise _Exit("exit_error", error=f"{type(error).__name__}: {error}") from error
+        self.stats.add(reply)
+        episode.usage.input_tokens += reply.input_tokens
+        episode.usage.output_tokens += reply.output_tokens
+        limit = self.config.limits.per_instance_cost
+        if limit and self.stats.instance_cost >= limit:
+            raise _Exit("exit_cost")  # the reply that crossed the limit is discarded
+        return reply
+
+    def _execute(self, episode: _Episode, parsed: ParsedAction, reply: ModelReply) -> str | None:
+        """Run the action, extend history and trajectory; the submission if the episode ended."""
+        started = time.monotonic()
+        observation = self.aci.execute(parsed.action.strip())
+        execution_time = time.monotonic() - started
+        episode.state = self.aci.state()
+        variables = state_variables(episode.state)
+        if observation.output.strip():
+            content = self.templates.render(
+                "next_step", observation=observation.output, **variables
+            )
+        else:
+            content = self.templates.render("next_step_no_output", **variables)
+        action_message = assistant_message(reply) | {
+            "thought": parsed.thought,
+            "action": parsed.action,
+            "message_type": "action",
+        }
+        if parsed.tool_call is not None:
+            observation_message = {
+                "role": "tool",
+                "tool_call_id": parsed.tool_call.id,
+                "content": content,
+            }
+        else:
+            observation_message = {"role": "user", "content": content}
+        observation_message["message_type"] = "observation"
+        episode.history += [action_message, observation_message]
+        self._record(
+            episode,
+            StepRecord(
+                thought=parsed.thought,
+                action=parsed.action,
+                observation=observation.output,
+                response=reply.content,
+                state=dict(episode.state),
+                execution_time=round(execution_time, 3),
+                input_tokens=episode.usage.input_tokens,
+                output_tokens=episode.usage.output_tokens,
+                query=episode.last_query,
+            ),
+        )
+        if observation.done:
+            return observation.submission or ""
+        return None
+
+    # -- the end -----------------------------------------------------------------------------
+
+    def _exit(self, episode: _Episode, end: _Exit) -> tuple[str, str]:
+        """Record the exit step and autosubmit a non-empty diff: `submitted (<status>)`."""
+        if end.error:
+            episode.info["error"] = end.error
+        try:
+            submission = self.aci.submission()
+        except Exception as error:
+            submission = ""
+            episode.info["autosubmission_error"] = f"{type(error).__name__}: {error}"
+        status = end.status
+        if submission.strip():
+            status = f"{SUBMITTED} ({end.status})"
+        thought = f"Exit due to {EXIT_REASONS[end.status]}"
+        self._record(
+            episode,
+            StepRecord(
+                thought=thought,
+                action=end.status,
+                observation="Exited (autosubmitted)" if submission.strip() else "Exited",
+                response=end.response or thought,
+                state=dict(episode.state),
+                execution_time=0.0,
+                input_tokens=episode.usage.input_tokens,  # calls of the unfinished step
+                output_tokens=episode.usage.output_tokens,
+                query=episode.last_query,
+            ),
+        )
+        return status, submission
+
+    def _record(self, episode: _Episode, step: StepRecord) -> None:
+        episode.steps.append(step)
+        self._save(episode)
+        if self.on_step is not None:
+            self.on_step(step)
+
+    def _save(self, episode: _Episode) -> None:
+        info = {
+            "exit_status": None,
+            "submission": None,
+            **episode.info,
+            "model_stats": self.stats.to_dict(),
+            "model_name": self.model.name,
+            "elapsed_time": round(time.monotonic() - episode.started, 3),
+        }
+        write_json_atomic(
+            self.trajectory_path,
+            {
+                "environment": type(self.aci.env).__name__,
+                "instance_id": self.instance_id,
+                "problem_statement": episode.problem_statement,
+                "trajectory": [asdict(step) for step in episode.steps],
+                "history": episode.history,
+                "info": info,
+                "config": {
+                    "agent": self.config.model_dump(mode="json"),
+                    "aci": self.aci.config.model_dump(mode="json"),
+                },
+            },
+        )
+
+
+def state_variables(state: dict[str, Any]) -> dict[str, str]:
+    """The template variables of the three-line state suffix."""
+    return {
+        "open_file": str(state.get("open_file") or "n/a"),
+        "working_dir": str(state.get("working_dir") or "n/a"),
+    }
+
+
+def requery_messages(reply: ModelReply, error: str) -> list[Message]:
+    """The bad reply and the error, in a shape every API accepts.
+
+    Tool calls must be answered by tool results, so with function calling the error is the
+    result of the first call (the others are reported as not run).
+    """
+    bad = assistant_message(reply)
+    if not reply.tool_calls:
+        return [bad, {"role": "user", "content": error}]
+    results = [
+        {
+            "role": "tool",
+            "tool_call_id": call.id,
+            "content": error if index == 0 else "Not run: see the error above.",
+        }
+        for index, call in enumerate(reply.tool_calls)
+    ]
+    return [bad, *results]

@@ -1,0 +1,126 @@
+"""The prompt templates (Jinja) and the texts generated for them: command docs, demonstrations."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import jinja2
+import jinja2.meta
+from pydantic import BaseModel, ConfigDict
+
+from swe_aci.models.base import message_text
+
+if TYPE_CHECKING:
+    from swe_aci.aci import CommandDoc
+
+STATE_VARIABLES = frozenset({"open_file", "working_dir"})
+
+# The variables each template may use; anything else is a config error caught at load time.
+TEMPLATE_VARIABLES: dict[str, frozenset[str]] = {
+    "system": frozenset({"command_docs", "WINDOW", "parser"}),
+    "instance": frozenset({"problem_statement", "parser"}) | STATE_VARIABLES,
+    "next_step": frozenset({"observation"}) | STATE_VARIABLES,
+    "next_step_no_output": STATE_VARIABLES,
+    "demonstration": frozenset({"demonstration"}),
+    "format_error": frozenset({"error", "parser"}),
+    "blocked_action": frozenset({"error", "action"}),
+}
+
+_JINJA = jinja2.Environment(
+    undefined=jinja2.StrictUndefined,
+    keep_trailing_newline=True,
+    trim_blocks=True,  # a line holding only a {% block tag %} leaves no blank line
+    lstrip_blocks=True,
+    autoescape=False,
+)
+
+
+class TemplatesConfig(BaseModel):
+    """The texts the model reads. Each is a Jinja template; the variables are listed per field."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    system: str
+    """The setting, {{command_docs}}, {{WINDOW}}, the response format ({{parser}})."""
+    instance: str
+    """The task: {{problem_statement}}, tips, and the state suffix ({{open_file}}, {{working_dir}})."""
+    next_step: str
+    """An observation: {{observation}} and the state suffix."""
+    next_step_no_output: str
+    """An empty observation: the state suffix only."""
+    demonstration: str = "{{demonstration}}"
+    """Wraps a demonstration trajectory rendered as text: {{demonstration}}."""
+    format_error: str
+    """Requery after a malformed reply: {{error}} says what is wrong."""
+    blocked_action: str
+    """Requery after a refused command: {{error}} (the refusal), {{action}}."""
+
+
+def template_problems(templates: TemplatesConfig) -> list[str]:
+    """`agent.templates.<name>: <problem>` for each template that will not render."""
+    problems = []
+    for name, allowed in TEMPLATE_VARIABLES.items():
+        source = getattr(templates, name)
+        try:
+            used = jinja2.meta.find_undeclared_variables(_JINJA.parse(source))
+        except jinja2.TemplateSyntaxError as error:
+            problems.append(
+                f"agent.templates.{name}: Jinja syntax error line {error.lineno}: {error}"
+            )
+            continue
+        unknown = sorted(used - allowed)
+        if unknown:
+            problems.append(
+                f"agent.templates.{name}: unknown variable(s) {', '.join(unknown)} "
+                f"(available: {', '.join(sorted(allowed))})"
+            )
+    return problems
+
+
+class Templates:
+    """Compiled templates; `render(name, **variables)`."""
+
+    def __init__(self, config: TemplatesConfig) -> None:
+        self._compiled = {
+            name: _JINJA.from_string(getattr(config, name)) for name in TEMPLATE_VARIABLES
+        }
+
+    def render(self, name: str, **variables: Any) -> str:
+        return self._compiled[name].render(**variables)
+
+
+def render_command_docs(docs: Sequence[CommandDoc]) -> str:
+    """One entry per command, in the layout of the paper-era prompt (name, docstring, signature,
+    arguments with type and required/optional)."""
+    entries = []
+    for doc in docs:
+        lines = [f"{doc.name}:", f"  docstring: {doc.docstring}", f"  signature: {doc.signature}"]
+        if doc.arguments:
+            lines.append("  arguments:")
+            for argument in doc.arguments:
+                need = "required" if argument.required else "optional"
+                lines.append(
+                    f"    - {argument.name} ({argument.type}) [{need}]: {argument.description}"
+                )
+        entries.append("\n".join(lines) + "\n")
+    return "\n".join(entries)
+
+
+def demonstration_text(trajectory: dict[str, Any]) -> str:
+    """A recorded episode as plain text: its non-system, non-demonstration messages joined.
+
+    An assistant turn recorded with function calling has its command appended as a fenced block,
+    so the demonstration shows the action either way.
+    """
+    parts = []
+    for message in trajectory.get("history", []):
+        if message.get("role") == "system" or message.get("is_demo"):
+            continue
+        if message.get("message_type") == "demonstration":
+            continue
+        text = message_text(message)
+        if message.get("tool_calls") and message.get("action"):
+            text = f"{text}\n```\n{message['action'].strip(chr(10))}\n```\n"
+        parts.append(text)
+    return "\n".join(parts)

@@ -1,0 +1,201 @@
+"""The `swe-aci` command. Heavy modules are imported inside the commands so `--help` stays fast."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+if TYPE_CHECKING:
+    from swe_aci.agent.config import EpisodeConfig
+    from swe_aci.agent.loop import EpisodeResult, StepRecord
+
+app = typer.Typer(
+    name="swe-aci",
+    help="Let a language model fix issues in code repositories through an agent-computer interface.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+OBSERVATION_PREVIEW_LINES = 12
+
+
+def fail(message: str, code: int = 2) -> None:
+    """Print one clear line and exit non-zero: how every user error ends."""
+    from rich.console import Console
+
+    Console(stderr=True).print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
+    raise typer.Exit(code)
+
+
+def user_errors() -> tuple[type[Exception], ...]:
+    """The exception types whose message is meant for the user."""
+    from swe_aci.agent.config import ConfigError
+    from swe_aci.agent.trajectory import TrajectoryError
+    from swe_aci.env.base import SandboxError
+    from swe_aci.episode import UsageError
+    from swe_aci.models.base import ModelConfigError
+
+    return (ConfigError, SandboxError, UsageError, ModelConfigError, TrajectoryError)
+
+
+def guarded(action: Callable[[], None]) -> None:
+    """Run a command body, turning user errors and Ctrl-C into one line and an exit code."""
+    try:
+        action()
+    except KeyboardInterrupt:
+        fail("interrupted; the trajectory so far was saved", code=130)
+    except user_errors() as exc:
+        fail(str(exc))
+
+
+def build_config(config_path: Path | None, overrides: list[str], **explicit: Any) -> EpisodeConfig:
+    """Load the YAML config, then the --set overrides, then the dedicated flags (which win)."""
+    from swe_aci.agent.config import load_config
+
+    flags = [f"{key}={value}" for key, value in explicit.items() if value is not None]
+    return load_config(config_path, [*overrides, *flags])
+
+
+def print_step(step: StepRecord) -> None:
+    from rich.console import Console
+    from rich.markup import escape
+
+    console = Console(highlight=False, soft_wrap=True)
+    if step.thought.strip():
+        console.print(f"[dim]{escape(step.thought.strip())}[/]")
+    console.print(f"[bold cyan]$ {escape(step.action.strip())}[/]")
+    lines = (step.observation or "").splitlines() or ["(no output)"]
+    if len(lines) > OBSERVATION_PREVIEW_LINES:
+        head = lines[: OBSERVATION_PREVIEW_LINES - 2]
+        lines = [*head, f"... ({len(lines) - len(head) - 1} more lines)", lines[-1]]
+    console.print(escape("\n".join(lines)))
+    console.rule(style="dim")
+
+
+def print_result(result: EpisodeResult) -> None:
+    from rich.console import Console
+
+    console = Console(highlight=False)
+    patch_path = result.trajectory_path.with_suffix(".patch")
+    console.print(f"[bold]exit status:[/] {result.exit_status}")
+    console.print(f"[bold]trajectory:[/] {result.trajectory_path}")
+    if result.submission.strip():
+        console.print(f"[bold]patch:[/] {patch_path}")
+    else:
+        console.print("[bold]patch:[/] none (empty diff)")
+    stats = result.stats
+    console.print(
+        f"[bold]cost:[/] ${stats.instance_cost:.4f} ({stats.api_calls} calls, "
+        f"{stats.tokens_sent} tokens sent, {stats.tokens_received} received)"
+    )
+
+
+@app.command()
+def run(
+    repo: Annotated[str, typer.Option(help="Local git repository or git URL.")],
+    issue: Annotated[str, typer.Option(help="Issue text, or a file holding it.")],
+    commit: Annotated[str | None, typer.Option(help="Commit to start from (default HEAD).")] = None,
+    config: Annotated[Path | None, typer.Option(help="Episode config YAML.")] = None,
+    model: Annotated[str | None, typer.Option(help="Model name, e.g. openai/gpt-4o.")] = None,
+    env: Annotated[str | None, typer.Option(help="Sandbox: auto, local, bwrap, docker.")] = None,
+    image: Annotated[str | None, typer.Option(help="Docker image (docker sandbox).")] = None,
+    output_dir: Annotated[Path, typer.Option(help="Where trajectories go.")] = Path("trajectories"),
+    instance_id: Annotated[str | None, typer.Option(help="Name of this run's outputs.")] = None,
+    init_copy: Annotated[
+        bool, typer.Option(help="Accept a directory without git: work on a committed copy.")
+    ] = False,
+    set_: Annotated[
+        list[str] | None, typer.Option("--set", help="Override a config key: a.b.c=value.")
+    ] = None,
+) -> None:
+    """Run the agent on one issue of one repository."""
+
+    def body() -> None:
+        from swe_aci.episode import (
+            RepoSource,
+            check_writable,
+            instance_id_for,
+            read_issue,
+            resolved_repo,
+            run_episode,
+        )
+
+        problem = read_issue(issue)
+        episode_config = build_config(
+            config, set_ or [], **{"model.name": model, "env.backend": env, "env.image": image}
+        )
+        check_writable(output_dir)
+        with resolved_repo(repo, init_copy) as location:
+            result = run_episode(
+                episode_config,
+                RepoSource(location, commit),
+                problem,
+                instance_id=instance_id or instance_id_for(repo, problem),
+                output_dir=output_dir,
+                on_step=print_step,
+            )
+        print_result(result)
+
+    guarded(body)
+
+
+@app.command()
+def replay(
+    trajectory: Annotated[Path, typer.Argument(help="A .traj file (ours or paper-era).")],
+    repo: Annotated[str, typer.Option(help="The repository the trajectory ran on.")],
+    commit: Annotated[str | None, typer.Option(help="Its base commit (default HEAD).")] = None,
+    config: Annotated[Path | None, typer.Option(help="Episode config YAML.")] = None,
+    env: Annotated[str | None, typer.Option(help="Sandbox: auto, local, bwrap, docker.")] = None,
+    output_dir: Annotated[Path, typer.Option(help="Where outputs go.")] = Path("trajectories"),
+    init_copy: Annotated[
+        bool, typer.Option(help="Accept a directory without git: work on a committed copy.")
+    ] = False,
+    set_: Annotated[
+        list[str] | None, typer.Option("--set", help="Override a config key: a.b.c=value.")
+    ] = None,
+) -> None:
+    """Re-execute the actions recorded in a trajectory and compare the resulting patch."""
+
+    def body() -> None:
+        from swe_aci.agent.trajectory import load_trajectory, recorded_problem_statement
+        from swe_aci.episode import RepoSource, check_writable, resolved_repo, run_episode
+
+        recorded = load_trajectory(trajectory)
+        episode_config = build_config(
+            config,
+            set_ or [],
+            **{"model.name": "replay", "model.replay_path": str(trajectory), "env.backend": env},
+        )
+        check_writable(output_dir)
+        with resolved_repo(repo, init_copy) as location:
+            result = run_episode(
+                episode_config,
+                RepoSource(location, commit),
+                recorded_problem_statement(recorded) or f"(replay of {trajectory.name})",
+                instance_id=trajectory.stem,
+                output_dir=output_dir,
+                on_step=print_step,
+            )
+        print_result(result)
+        expected = (recorded.get("info", {}).get("submission") or "").strip()
+        if expected:
+            same = expected == result.submission.strip()
+            verdict = "matches" if same else "DIFFERS FROM"
+            typer.echo(f"replayed patch {verdict} the recorded submission")
+            if not same:
+                raise typer.Exit(1)
+
+    guarded(body)
+
+
+def main() -> None:
+    sys.exit(app())  # typer/click handle their own usage errors with exit code 2
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,74 @@
+"""The ACI gives the same observations whatever backend runs the environment."""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from fixtures.aci.support import run
+from swe_aci.aci import ACI
+from swe_aci.env.bwrap import bwrap_problem
+from swe_aci.env.config import EnvConfig
+from swe_aci.env.factory import make_environment
+
+FILES: dict[str, str | bytes] = {
+    "pkg/mod.py": "".join(f"def f{n}(x):\n    return x + {n}\n" for n in range(80)),
+    "pkg/data.bin": b"\x00\x01",
+    "docs/My Notes.md": "-v flag\nsee f12\n",
+    ".hidden/f12.py": "f12 = 1\n",
+}
+ACTIONS = [
+    "open pkg/mod.py 100",
+    "scroll_down",
+    "scroll_up",
+    "goto 20",
+    "edit 24:24\n    return undefined_name\nend_of_edit",
+    "edit 24:24\n    return x * 11\nend_of_edit",
+    "search_file 'return x +'",
+    "search_dir f12",
+    "search_dir -v docs",
+    "find_file '*.md'",
+    "open pkg/data.bin",
+    'create "new dir/reproduce.py"',
+    "edit 1:1\nprint('hi')\nend_of_edit",
+    "cd pkg && search_dir f1 && ls",
+    "open missing.py",
+]
+HIDDEN = (
+    "--- a/docs/My Notes.md\n+++ b/docs/My Notes.md\n@@ -1,2 +1,3 @@\n -v flag\n see f12\n+hidden\n"
+)
+BACKENDS = [
+    pytest.param("bwrap", marks=pytest.mark.skipif(bool(bwrap_problem()), reason="no bwrap")),
+    pytest.param("docker", marks=pytest.mark.docker),
+]
+
+
+def transcript(backend: str, repo: Path) -> tuple[list[str], str]:
+    config = EnvConfig(backend=backend, image="swe-aci/base:bookworm")
+    env = make_environment(config, str(repo))
+    try:
+        aci = ACI(env, hidden_patch=HIDDEN)
+        env.write_file(f"{env.repo_path}/docs/My Notes.md", b"-v flag\nsee f12\nhidden\n")
+        outputs = [run(aci, action) for action in ACTIONS]
+        outputs.append(str(aci.state()).replace(env.repo_path, "{REPO}"))
+        return outputs, aci.execute("submit").submission or ""
+    finally:
+        env.close()
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_same_observations_as_local(backend: str, make_repo: Callable[..., Path]) -> None:
+    repo = make_repo(FILES)
+    local_outputs, local_patch = transcript("local", repo)
+    outputs, patch = transcript(backend, repo)
+    assert outputs == local_outputs
+    assert patch == local_patch
+    assert "new dir/reproduce.py" in patch and "+    return x * 11" in patch
+    assert "hidden" not in patch
+    applied = subprocess.run(
+        ["git", "apply", "--check", "-"], cwd=repo, input=patch, text=True, capture_output=True
+    )
+    assert applied.returncode == 0, applied.stderr

@@ -1,0 +1,280 @@
+"""The ACI object: command docs, check, execute (splitting, shell, timeouts), state, submit."""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from pydantic import ValidationError
+
+from fixtures.aci.support import Session, run, sessions
+from swe_aci.aci import ACI, ACIConfig, ActionProblem
+
+BLOCKED = "Interactive operation '{}' is not supported by this environment"
+
+
+@pytest.fixture
+def session(make_repo: Callable[..., Path]) -> Iterator[Session]:
+    yield from sessions(make_repo)
+
+
+# -- docs and config -------------------------------------------------------------------------
+
+
+def test_command_docs_follow_the_config(session: Session) -> None:
+    aci = session({"a.txt": "a\n"})
+    docs = aci.command_docs()
+    assert [doc.name for doc in docs] == [
+        "open", "goto", "scroll_up", "scroll_down", "create", "edit",
+        "search_file", "search_dir", "find_file", "submit",
+    ]  # fmt: skip
+    edit = docs[5]
+    assert edit.signature == "edit <start_line>:<end_line>\n<replacement_text>\nend_of_edit"
+    assert edit.end_name == "end_of_edit"
+    assert [(a.name, a.type, a.required) for a in edit.arguments] == [
+        ("start_line", "integer", True),
+        ("end_line", "integer", True),
+        ("replacement_text", "string", True),
+    ]
+    assert docs[2].docstring == "moves the window up 100 lines"
+    assert all("\n" not in doc.docstring for doc in docs)
+    assert "literal string" in docs[6].docstring and "literal string" in docs[7].docstring
+
+    small = session({"a.txt": "a\n"}, commands=["submit", "open"], window=40)
+    assert [doc.name for doc in small.command_docs()] == ["submit", "open"]
+
+
+def test_disabled_commands_go_to_the_shell(session: Session) -> None:
+    aci = session({"a.txt": "a\n"}, commands=["submit"])
+    assert "open: command not found" in run(aci, "PATH=/nonexistent open a.txt")
+    assert aci.state()["open_file"] == "n/a"
+
+
+def test_config_rejects_unknown_commands_and_fields() -> None:
+    with pytest.raises(ValidationError, match="unknown ACI command"):
+        ACIConfig(commands=["open", "vim"])
+    with pytest.raises(ValidationError):
+        ACIConfig(windw=10)  # type: ignore[call-arg]
+    with pytest.raises(ValidationError, match="overlap must be smaller"):
+        ACIConfig(window=5, overlap=5)
+    with pytest.raises(ValidationError, match=r"only use the placeholder \{timeout\}"):
+        ACIConfig(timeout_message="stopped after {seconds} s")
+
+
+# -- check -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("action", "entry"),
+    [
+        ("vim setup.py", "vim"),
+        ("vi x", "vi"),
+        ("nano x", "nano"),
+        ("emacs -nw x", "emacs"),
+        ("less README", "less"),
+        ("nohup python server.py &", "nohup"),
+        ("gdb ./prog", "gdb"),
+        ("python", "python"),
+        ("python3", "python3"),
+        ("ipython", "ipython"),
+        ("bash", "bash"),
+        ("sh", "sh"),
+        ("tail -f log.txt", "tail -f"),
+        ("tail -n 5 -f log.txt", "tail -f"),
+        ("ls && vim x", "vim"),
+        ("cd src; EDITOR=x vim x", "vim"),
+        ("echo ok\n  python  \n", "python"),
+        ("open a.txt\nless a.txt", "less"),
+    ],
+)
+def test_interactive_programs_are_refused(session: Session, action: str, entry: str) -> None:
+    aci = session({"a.txt": "a\n"})
+    assert aci.check(action) == ActionProblem("blocked", BLOCKED.format(entry))
+    assert aci.execute(action).output == BLOCKED.format(entry)
+    assert aci.state()["open_file"] == "n/a"
+
+
+@pytest.mark.parametrize(
+    "action",
+    [
+        "python reproduce.py",
+        "python -c 'print(1)'",
+        "echo 'print(1)' | python",
+        "bash run.sh",
+        "git status",
+        "tail -n 5 a.txt",
+        "echo vim; echo 'nano'",
+        "cat > notes.txt <<EOF\nvim\npython\nEOF",
+        "grep -r less .",
+        "",
+    ],
+)
+def test_ordinary_commands_pass_the_check(session: Session, action: str) -> None:
+    assert session({"a.txt": "a\n"}).check(action) is None
+
+
+@pytest.mark.parametrize(
+    ("action", "fragment"),
+    [
+        ("edit 1:1\nx = 1", "no terminating `end_of_edit` line"),
+        ("ls\nend_of_edit", "`end_of_edit` without an edit command"),
+        ('open "a.txt', "The arguments of `open` could not be read (No closing quotation)"),
+        ("cd src && edit 1:1\nx\nend_of_edit", "An edit command must start its own line"),
+    ],
+)
+def test_malformed_forms_are_format_problems(session: Session, action: str, fragment: str) -> None:
+    aci = session({"a.txt": "a\n"})
+    problem = aci.check(action)
+    assert problem is not None and problem.kind == "format" and fragment in problem.message
+    assert fragment in aci.execute(action).output
+
+
+# -- execute ---------------------------------------------------------------------------------
+
+
+def test_lines_run_in_order_with_outputs_joined(session: Session) -> None:
+    aci = session({"pkg/mod.py": "x = 1\n"})
+    output = run(
+        aci,
+        "echo one\necho two\ncd pkg && open mod.py\n"
+        "edit 1:1\nx = 2\nend_of_edit\ncat mod.py\nsearch_file x",
+    )
+    assert output == (
+        "one\ntwo\n"
+        "[File: {REPO}/pkg/mod.py (1 lines total)]\n1:x = 1\n"
+        "[File: {REPO}/pkg/mod.py (1 lines total)]\n1:x = 2\n"
+        "File updated. Please review the changes and make sure they are correct (correct "
+        "indentation, no duplicate lines, etc). Edit the file again if necessary.\n"
+        "x = 2\n"
+        'Found 1 matches for "x" in {REPO}/pkg/mod.py:\nLine 1:x = 2\n'
+        'End of matches for "x" in {REPO}/pkg/mod.py'
+    )
+
+
+def test_shell_state_persists_and_heredocs_are_shell_text(session: Session) -> None:
+    aci = session({"a.txt": "a\n"})
+    assert run(aci, "export GREETING=hi\ncat > made.txt <<'EOF'\nopen a.txt\nEOF") == ""
+    assert aci.state()["open_file"] == "n/a"
+    assert run(aci, 'echo "$GREETING"; cat made.txt') == "hi\nopen a.txt"
+
+
+def test_chained_commands_respect_and_or(session: Session) -> None:
+    aci = session({"a.txt": "a\n"})
+    assert run(aci, "false && open a.txt") == ""
+    assert aci.state()["open_file"] == "n/a"
+    assert run(aci, "open missing.txt && echo no || echo fallback") == (
+        "File {REPO}/missing.txt not found\nfallback"
+    )
+    assert run(aci, "true && open a.txt; echo after").endswith("1:a\nafter")
+
+
+def test_state(session: Session) -> None:
+    aci = session({"sub/a.txt": "a\n"})
+    root = aci.env.repo_path
+    assert aci.state() == {"open_file": "n/a", "working_dir": root}
+    run(aci, "open sub/a.txt")
+    run(aci, "cd sub")
+    assert aci.state() == {"open_file": f"{root}/sub/a.txt", "working_dir": f"{root}/sub"}
+
+
+def test_a_timed_out_command_keeps_its_output_and_the_shell_goes_on(session: Session) -> None:
+    aci = session({"a.txt": "a\n"}, command_timeout=1)
+    observation = aci.execute("echo partial; sleep 10")
+    assert observation.timed_out and not observation.done
+    assert observation.output.startswith("partial\n")
+    assert observation.output.endswith(
+        "\nEXECUTION TIMED OUT BECAUSE THE COMMAND WAS RUNNING FOR MORE THAN 1 SECONDS."
+    )
+    assert run(aci, "echo alive") == "alive"
+
+
+def test_empty_output(session: Session) -> None:
+    aci = session({"a.txt": "a\n"})
+    observation = aci.execute("true")
+    assert observation.output == "" and not observation.done and not observation.timed_out
+
+
+# -- submit ----------------------------------------------------------------------------------
+
+
+def git(root: str, *args: str) -> str:
+    return subprocess.run(
+        ["git", *args], cwd=root, check=True, capture_output=True, text=True
+    ).stdout
+
+
+def test_submit_includes_new_files_and_skips_ignored_ones(session: Session) -> None:
+    aci = session({".gitignore": "*.log\n", "a.py": "x = 1\n"})
+    run(aci, "open a.py\nedit 1:1\nx = 2\nend_of_edit")
+    run(aci, "echo new > new.txt; echo noise > debug.log")
+    observation = aci.execute("submit")
+    assert observation.done and observation.submission == observation.output
+    patch = observation.output
+    assert "+x = 2" in patch and "new.txt" in patch and "debug.log" not in patch
+    assert patch == aci.submission()
+
+
+def test_submit_with_nothing_changed(session: Session) -> None:
+    observation = session({"a.py": "x = 1\n"}).execute("submit")
+    assert observation.done and observation.submission == "" and observation.output == ""
+
+
+def test_submit_stops_the_action(session: Session) -> None:
+    aci = session({"a.py": "x = 1\n"})
+    observation = aci.execute("echo change > b.txt\nsubmit\necho later > c.txt")
+    assert observation.done and "b.txt" in (observation.submission or "")
+    assert not (Path(aci.env.repo_path) / "c.txt").exists()
+
+
+HIDDEN_PATCH = """\
+diff --git a/tests/test_a.py b/tests/test_a.py
+--- a/tests/test_a.py
++++ b/tests/test_a.py
+@@ -1 +1,2 @@
+ def test_one(): pass
++def test_two(): pass
+diff --git a/tests/test_new.py b/tests/test_new.py
+new file mode 100644
+--- /dev/null
++++ b/tests/test_new.py
+@@ -0,0 +1 @@
++def test_new(): pass
+"""
+
+
+def hidden_session(session: Session) -> tuple[ACI, str]:
+    aci = session(
+        {"src.py": "x = 1\n", "tests/test_a.py": "def test_one(): pass\n"},
+        hidden_patch=HIDDEN_PATCH,
+    )
+    root = aci.env.repo_path
+    subprocess.run(["git", "apply", "-"], cwd=root, input=HIDDEN_PATCH, text=True, check=True)
+    return aci, root
+
+
+def test_submit_removes_the_hidden_patch(session: Session) -> None:
+    aci, root = hidden_session(session)
+    run(aci, "open src.py\nedit 1:1\nx = 2\nend_of_edit")
+    index_before = git(root, "diff", "--cached", "--stat")
+    patch = aci.submission()
+    assert "src.py" in patch and "+x = 2" in patch and "tests/" not in patch
+    # the working tree keeps the hidden tests and the real index is untouched
+    assert (Path(root) / "tests/test_new.py").exists()
+    assert "test_two" in (Path(root) / "tests/test_a.py").read_text()
+    assert git(root, "diff", "--cached", "--stat") == index_before
+    assert sorted(p.name for p in (Path(root) / ".git").glob("swe-aci-*")) == []
+
+
+def test_submit_drops_hidden_files_the_model_also_changed(session: Session) -> None:
+    aci, _ = hidden_session(session)
+    run(aci, "echo '# model' > tests/test_new.py; echo y = 1 >> src.py")
+    observation = aci.execute("submit")
+    patch = observation.submission or ""
+    assert "+y = 1" in patch and "tests/" not in patch
+
+
+def test_submit_with_only_the_hidden_patch_is_empty(session: Session) -> None:
+    aci, _ = hidden_session(session)
+    assert aci.execute("submit").submission == ""

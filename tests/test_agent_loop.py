@@ -1,0 +1,389 @@
+"""Whole episodes: the scripted model on a real local repository through the real ACI."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from swe_aci.aci import ACI, ACIConfig
+from swe_aci.agent.config import AgentConfig, load_config
+from swe_aci.agent.loop import Agent, EpisodeResult, StepRecord
+from swe_aci.agent.trajectory import load_trajectory
+from swe_aci.env.config import EnvConfig
+from swe_aci.env.local import LocalEnvironment
+from swe_aci.models.base import (
+    ContextWindowExceeded,
+    Message,
+    ModelConfigError,
+    ModelReply,
+    ToolCall,
+    ToolSpec,
+    estimate_tokens,
+)
+from swe_aci.models.config import Price
+from swe_aci.models.pricing import Pricing
+from swe_aci.models.scripted import ScriptedModel
+
+ISSUE = "add() subtracts instead of adding"
+CALC = "def add(a, b):\n    return a - b\n"
+
+
+def act(command: str, thought: str = "DISCUSSION\nNext step.") -> str:
+    return f"{thought}\n```\n{command}\n```\n"
+
+
+OPEN = act("open calc.py")
+FIX = act("edit 2:2\n    return a + b\nend_of_edit")
+SUBMIT = act("submit")
+
+
+class Session:
+    """A repository, its sandbox and interface, and a way to run an episode on them."""
+
+    def __init__(self, env: LocalEnvironment, output_dir: Path) -> None:
+        self.env = env
+        self.aci = ACI(env, ACIConfig())
+        self.output_dir = output_dir
+        self.steps: list[StepRecord] = []
+
+    def agent_config(self, *overrides: str) -> AgentConfig:
+        return load_config(None, ["agent.demonstrations=[]", *overrides]).agent
+
+    def run(
+        self,
+        model: object,
+        *overrides: str,
+        on_step: Callable[[StepRecord], None] | None = None,
+    ) -> EpisodeResult:
+        def record(step: StepRecord) -> None:
+            self.steps.append(step)
+            if on_step is not None:
+                on_step(step)
+
+        agent = Agent(
+            self.agent_config(*overrides),
+            model,  # type: ignore[arg-type]
+            self.aci,
+            output_dir=self.output_dir,
+            instance_id="calc-1",
+            on_step=record,
+        )
+        return agent.run(ISSUE)
+
+    @property
+    def trajectory_path(self) -> Path:
+        return self.output_dir / "calc-1" / "calc-1.traj"
+
+    def trajectory(self) -> dict:
+        return load_trajectory(self.trajectory_path)
+
+
+@pytest.fixture
+def session(make_repo: Callable[..., Path], tmp_path: Path) -> Iterator[Session]:
+    repo = make_repo({"calc.py": CALC})
+    env = LocalEnvironment(str(repo), config=EnvConfig(command_timeout=10))
+    try:
+        yield Session(env, tmp_path / "out")
+    finally:
+        env.close()
+
+
+class ReplyModel:
+    """Answers with prepared replies (text or tool calls), raising the prepared exceptions."""
+
+    def __init__(self, replies: list[ModelReply | Exception]) -> None:
+        self.name = "prepared"
+        self.replies = replies
+        self.queries: list[list[Message]] = []
+        self.tools: list[list[ToolSpec] | None] = []
+
+    def query(self, messages: list[Message], tools: list[ToolSpec] | None = None) -> ModelReply:
+        self.queries.append(messages)
+        self.tools.append(tools)
+        reply = self.replies[len(self.queries) - 1]
+        if isinstance(reply, Exception):
+            raise reply
+        return reply
+
+
+def test_submit_path(session: Session) -> None:
+    result = session.run(ScriptedModel([OPEN, FIX, act("true"), SUBMIT]))
+    assert result.exit_status == "submitted"
+    assert "-    return a - b\n+    return a + b" in result.submission
+    assert result.stats.api_calls == 4
+    traj = session.trajectory()
+    assert [s["action"] for s in traj["trajectory"]] == [
+        "open calc.py\n",
+        "edit 2:2\n    return a + b\nend_of_edit\n",
+        "true\n",
+        "submit\n",
+    ]
+    assert traj["info"]["exit_status"] == "submitted"
+    assert traj["info"]["submission"] == result.submission
+    assert traj["info"]["model_stats"]["api_calls"] == 4
+    assert traj["problem_statement"] == ISSUE
+    first = traj["trajectory"][0]
+    assert first["thought"] == "DISCUSSION\nNext step.\n"
+    assert first["state"]["open_file"].endswith("/calc.py")
+    assert first["query"][-1]["content"].startswith("Resolve the following issue")
+    # the message sequence: system, instance, then assistant/observation pairs
+    history = traj["history"]
+    assert [m["role"] for m in history] == ["system", "user"] + ["assistant", "user"] * 4
+    assert (
+        "COMMANDS:" in history[0]["content"] and "signature: open <path>" in history[0]["content"]
+    )
+    assert ISSUE in history[1]["content"]
+    suffix = f"(Open file: {first['state']['open_file']})\n(Current directory: {session.env.repo_path})\nbash-$"
+    assert history[3]["content"].startswith("[File: ")
+    assert history[3]["content"].endswith(suffix)
+    assert history[7]["content"] == (
+        "Your command ran successfully and did not produce any output.\n" + suffix
+    )
+    # outputs beside the trajectory
+    directory = session.trajectory_path.parent
+    assert (directory / "calc-1.patch").read_text() == result.submission
+    assert json.loads((directory / "calc-1.pred").read_text()) == {
+        "instance_id": "calc-1",
+        "model_name_or_path": "scripted",
+        "model_patch": result.submission,
+    }
+
+
+def test_format_error_requery_leaves_no_trace(session: Session) -> None:
+    bad = "I will just open the file: open calc.py"
+    result = session.run(ScriptedModel([bad, OPEN, act("true"), SUBMIT]))
+    assert result.exit_status == "submitted"
+    assert result.stats.api_calls == 4
+    first, second, _ = session.trajectory()["trajectory"]
+    # the requery: processed history + the bad output + the error message
+    assert first["query"][-2] == {"role": "assistant", "content": bad}
+    assert first["query"][-1]["content"].startswith("Your last reply could not be used")
+    assert "no command in a fenced code block" in first["query"][-1]["content"]
+    assert first["response"] == OPEN
+    # later queries and the stored history never show the bad output or the error
+    everything = json.dumps(second["query"]) + json.dumps(session.trajectory()["history"])
+    assert bad not in everything
+    assert "could not be used" not in everything
+
+
+def test_blocked_command_requery(session: Session) -> None:
+    result = session.run(ScriptedModel([act("vim calc.py"), OPEN, SUBMIT]))
+    assert result.exit_status == "submitted"
+    first = session.trajectory()["trajectory"][0]
+    assert first["action"] == "open calc.py\n"
+    assert first["query"][-1]["content"].startswith(
+        "Interactive operation 'vim' is not supported by this environment"
+    )
+    assert "vim calc.py" not in json.dumps(session.trajectory()["history"])
+
+
+def test_aci_format_problem_uses_the_format_error_template(session: Session) -> None:
+    unterminated = act("edit 2:2\n    return a + b")
+    result = session.run(ScriptedModel([OPEN, unterminated, FIX, SUBMIT]))
+    assert result.exit_status == "submitted"
+    second = session.trajectory()["trajectory"][1]
+    assert second["query"][-1]["content"].startswith("Your last reply could not be used")
+    assert "end_of_edit" in second["query"][-1]["content"]
+
+
+def test_three_format_errors_exit_with_autosubmission(session: Session) -> None:
+    model = ScriptedModel([OPEN, FIX, "no block", "still none", "```\nunclosed\n", SUBMIT])
+    result = session.run(model)
+    assert result.exit_status == "submitted (exit_format)"
+    assert "+    return a + b" in result.submission
+    assert model.position == 5  # three calls for the failed step, no fourth
+    traj = session.trajectory()
+    exit_step = traj["trajectory"][-1]
+    assert exit_step["thought"] == "Exit due to format error"
+    assert exit_step["action"] == "exit_format"
+    assert exit_step["observation"] == "Exited (autosubmitted)"
+    assert exit_step["response"] == "```\nunclosed\n"
+    assert traj["info"]["exit_status"] == "submitted (exit_format)"
+    assert (session.trajectory_path.parent / "calc-1.patch").exists()
+
+
+def test_format_errors_without_changes_exit_without_submission(session: Session) -> None:
+    result = session.run(ScriptedModel(["a", "b", "c"]))
+    assert result.exit_status == "exit_format"
+    assert result.submission == ""
+    assert session.trajectory()["trajectory"][-1]["observation"] == "Exited"
+    assert not (session.trajectory_path.parent / "calc-1.patch").exists()
+    pred = json.loads((session.trajectory_path.parent / "calc-1.pred").read_text())
+    assert pred["model_patch"] == ""
+
+
+def test_format_error_counter_resets_after_a_valid_step(session: Session) -> None:
+    replies = ["x", "y", OPEN, "x", "y", SUBMIT]
+    assert session.run(ScriptedModel(replies)).exit_status == "submitted"
+
+
+def test_step_limit(session: Session) -> None:
+    model = ScriptedModel([OPEN, FIX, act("ls"), SUBMIT])
+    result = session.run(model, "agent.limits.max_steps=2")
+    assert result.exit_status == "submitted (exit_step_limit)"
+    assert model.position == 2
+    assert [s.action for s in session.steps][-1] == "exit_step_limit"
+
+
+def test_wall_time_limit(session: Session) -> None:
+    result = session.run(ScriptedModel([OPEN]), "agent.limits.wall_time=0.000001")
+    assert result.exit_status == "exit_time_limit"
+    assert result.stats.api_calls == 0
+    assert session.trajectory()["trajectory"][0]["thought"] == "Exit due to time limit"
+
+
+def test_cost_limit_crossed_mid_episode_discards_the_reply(session: Session) -> None:
+    touch = act("touch crossed.txt")
+    replies = [OPEN, FIX, touch]
+    costs = [estimate_tokens(reply) for reply in replies]  # $1 per output token
+    limit = sum(costs[:2]) + costs[2] / 2
+    pricing = Pricing({"scripted": Price(input=0.0, output=1_000_000.0)})
+    result = session.run(
+        ScriptedModel(replies, pricing=pricing), f"agent.limits.per_instance_cost={limit}"
+    )
+    assert result.exit_status == "submitted (exit_cost)"
+    assert result.stats.api_calls == 3
+    assert result.stats.instance_cost == pytest.approx(sum(costs))
+    assert "crossed.txt" not in result.submission  # the crossing reply was not executed
+    assert "+    return a + b" in result.submission
+    steps = session.trajectory()["trajectory"]
+    assert [s["action"] for s in steps][-1] == "exit_cost"
+    assert steps[-1]["thought"] == "Exit due to cost limit"
+    assert steps[-1]["output_tokens"] == costs[2]  # the discarded call is accounted for
+    assert steps[-1]["query"][-1]["role"] == "user"
+    assert len(steps) == 3
+
+
+def test_model_api_error_exits_with_autosubmission(session: Session) -> None:
+    result = session.run(ScriptedModel([OPEN, FIX]))  # runs out of replies
+    assert result.exit_status == "submitted (exit_api)"
+    assert "no more replies" in session.trajectory()["info"]["error"]
+
+
+def test_context_window_exceeded(session: Session) -> None:
+    model = ReplyModel([ModelReply(OPEN), ContextWindowExceeded("prompt too long")])
+    result = session.run(model)
+    assert result.exit_status == "exit_context"
+    assert session.trajectory()["info"]["error"] == "prompt too long"
+
+
+def test_unexpected_error_exits_with_the_message_recorded(session: Session) -> None:
+    def sandbox_dies(step: StepRecord) -> None:
+        session.env.close()
+
+    result = session.run(ScriptedModel([OPEN, act("ls"), SUBMIT]), on_step=sandbox_dies)
+    assert result.exit_status == "exit_error"
+    info = session.trajectory()["info"]
+    assert info["exit_status"] == "exit_error"
+    assert info["error"] == "SandboxError: the environment is closed"
+    assert info["autosubmission_error"]  # the diff cannot be taken from a dead sandbox
+
+
+def test_model_config_error_is_raised_after_saving(session: Session) -> None:
+    model = ReplyModel([ModelConfigError("OPENAI_API_KEY is not set")])
+    with pytest.raises(ModelConfigError):
+        session.run(model)
+    assert json.loads(session.trajectory_path.read_text())["trajectory"] == []
+
+
+def test_trajectory_is_valid_after_every_step_and_after_a_crash(session: Session) -> None:
+    seen: list[int] = []
+
+    def check_then_crash(step: StepRecord) -> None:
+        loaded = load_trajectory(session.trajectory_path)
+        seen.append(len(loaded["trajectory"]))
+        assert loaded["trajectory"][-1]["response"] == step.response
+        if len(seen) == 3:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        session.run(ScriptedModel([OPEN, FIX, act("ls"), SUBMIT]), on_step=check_then_crash)
+    assert seen == [1, 2, 3]
+    traj = session.trajectory()
+    assert len(traj["trajectory"]) == 3
+    assert traj["info"]["exit_status"] is None
+    assert [p.name for p in session.trajectory_path.parent.iterdir()] == ["calc-1.traj"]
+
+
+def test_history_processor_applies_to_queries(session: Session) -> None:
+    replies = [OPEN, act("ls"), act("ls -a"), SUBMIT]
+    session.run(ScriptedModel(replies), "agent.history.n=1")
+    last_query = session.trajectory()["trajectory"][-1]["query"]
+    observations = [m["content"] for m in last_query[2:] if m["role"] == "user"]
+    assert observations[0].startswith("Old output omitted (")
+    assert observations[1].startswith("Old output omitted (")
+    assert not observations[2].startswith("Old output omitted")
+    assert all(set(m) <= {"role", "content", "cache_breakpoint"} for m in last_query)
+
+
+def test_own_trajectory_as_demonstration(session: Session, tmp_path: Path) -> None:
+    session.run(ScriptedModel([OPEN, FIX, SUBMIT]))
+    demo = tmp_path / "demo.traj"
+    demo.write_text(session.trajectory_path.read_text())
+    session.env.run("git checkout -q -- calc.py")
+    session.aci = ACI(session.env, ACIConfig())
+    model = ReplyModel([ModelReply(SUBMIT)])
+    session.run(model, f"agent.demonstrations=[{demo}]")
+    sent = model.queries[0]
+    assert [m["role"] for m in sent] == ["system", "user", "user"]
+    demonstration = sent[1]["content"]
+    assert "WORKED EXAMPLE" in demonstration
+    assert "edit 2:2\n    return a + b\nend_of_edit" in demonstration
+    assert "COMMANDS:" not in demonstration  # the demo's system prompt is left out
+    assert ISSUE in demonstration and ISSUE in sent[2]["content"]
+
+
+def test_tool_calls_episode(session: Session) -> None:
+    def call(index: int, name: str, **arguments: object) -> ModelReply:
+        return ModelReply("thinking", tool_calls=(ToolCall(f"call-{index}", name, arguments),))
+
+    model = ReplyModel(
+        [
+            call(1, "open", path="calc.py"),
+            ModelReply("I forgot to call a function."),
+            call(2, "edit", start_line=2, end_line=2, replacement_text="    return a + b"),
+            call(3, "bash", command="vim calc.py"),
+            call(4, "submit"),
+        ]
+    )
+    result = session.run(model, "agent.parser=tool_calls")
+    assert result.exit_status == "submitted"
+    assert "+    return a + b" in result.submission
+    names = {tool.name for tool in model.tools[0] or []}
+    assert {"open", "edit", "submit", "bash"} <= names
+    history = session.trajectory()["history"]
+    assert history[2]["tool_calls"][0]["id"] == "call-1"
+    assert history[3]["role"] == "tool" and history[3]["tool_call_id"] == "call-1"
+    assert history[3]["content"].startswith("[File: ")
+    # a plain-text reply is answered by a user message, a refused call by its tool result
+    assert model.queries[2][-1]["role"] == "user"
+    assert "exactly one function call" in model.queries[2][-1]["content"]
+    assert model.queries[4][-1] == {
+        "role": "tool",
+        "tool_call_id": "call-3",
+        "content": model.queries[4][-1]["content"],
+    }
+    assert "Interactive operation 'vim'" in model.queries[4][-1]["content"]
+    assert "COMMANDS:" not in history[0]["content"]
+
+
+def test_shell_only_config(session: Session) -> None:
+    config = load_config("shell_only")
+    session.aci = ACI(session.env, config.aci)
+    agent = Agent(
+        config.agent,
+        ScriptedModel([OPEN, act("sed -i 's/a - b/a + b/' calc.py"), SUBMIT]),
+        session.aci,
+        output_dir=session.output_dir,
+        instance_id="calc-1",
+    )
+    result = agent.run(ISSUE)
+    assert result.exit_status == "submitted"
+    assert "+    return a + b" in result.submission
+    traj = session.trajectory()
+    assert "open: command not found" in traj["trajectory"][0]["observation"]
+    assert "signature: submit" in traj["history"][0]["content"]
+    assert "signature: open" not in traj["history"][0]["content"]
