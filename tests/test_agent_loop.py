@@ -84,7 +84,7 @@ class Session:
 @pytest.fixture
 def session(make_repo: Callable[..., Path], tmp_path: Path) -> Iterator[Session]:
     repo = make_repo({"calc.py": CALC})
-    env = LocalEnvironment(str(repo), config=EnvConfig(command_timeout=10))
+    env = LocalEnvironment(str(repo), config=EnvConfig())
     try:
         yield Session(env, tmp_path / "out")
     finally:

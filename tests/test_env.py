@@ -61,7 +61,7 @@ def open_env(backend: str, repo: Path) -> Iterator[OpenEnv]:
     opened: list[Environment] = []
 
     def open_(source: Path | str | None = repo, commit: str | None = None, **config: Any):
-        config.setdefault("command_timeout", 10)
+        config.setdefault("setup_timeout", 10)
         config.setdefault("image", DOCKER_IMAGE)
         name, _, variant = backend.partition("-")
         env_config = EnvConfig(backend=name, **config)

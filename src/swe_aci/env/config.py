@@ -15,7 +15,7 @@ class EnvConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     backend: Backend = "auto"
-    command_timeout: float = Field(25.0, gt=0, description="seconds before a command is interrupted")
+    setup_timeout: float = Field(600.0, gt=0, description="seconds each setup command may take")
     output_cap: int = Field(100_000, gt=0, description="bytes of one command's output kept")
     network: bool = Field(False, description="allow network access inside bwrap/docker sandboxes")
     env_vars: dict[str, str] = Field(default_factory=dict, description="exported in the shell")

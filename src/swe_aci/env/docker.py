@@ -104,12 +104,11 @@ class DockerEnvironment:
             self._session = BashSession(
                 self._start_shell,
                 output_cap=self.config.output_cap,
-                default_timeout=self.config.command_timeout,
                 setup_script=self._setup_script(),
                 initial_cwd=self._repo,
             )
             for command in self.config.setup_commands:
-                result = self.run(command, timeout=max(self.config.command_timeout, 600))
+                result = self.run(command, timeout=self.config.setup_timeout)
                 if result.exit_code != 0:
                     raise SandboxError(
                         f"setup command failed ({command!r}): {result.output.strip()[-300:]}"

@@ -35,7 +35,6 @@ class LocalEnvironment:
             self._session = BashSession(
                 self._start_shell,
                 output_cap=self.config.output_cap,
-                default_timeout=self.config.command_timeout,
                 setup_script=self._setup_script(),
                 initial_cwd=self.repo_path,
             )
@@ -124,7 +123,7 @@ class LocalEnvironment:
 
     def _run_setup_commands(self) -> None:
         for command in self.config.setup_commands:
-            result = self.run(command, timeout=max(self.config.command_timeout, 600))
+            result = self.run(command, timeout=self.config.setup_timeout)
             if result.exit_code != 0:
                 raise SandboxError(
                     f"setup command failed ({command!r}): {result.output.strip()[-300:]}"
