@@ -126,11 +126,17 @@ def test_timeout_of_a_loop_spawning_processes(env: Environment) -> None:
     assert ok(env, "echo alive") == "alive\n"
 
 
-def test_a_busy_builtin_loop_gets_the_shell_restarted(env: Environment) -> None:
-    ok(env, "cd pkg")
+def test_a_busy_builtin_loop_is_abandoned_and_the_session_kept(env: Environment) -> None:
+    ok(env, "cd pkg && declare -a KEPT=(yes)")
     result = env.run("while :; do :; done", timeout=0.5)
-    assert result.timed_out and result.shell_restarted
-    assert ok(env, "pwd").strip() == f"{env.repo_path}/pkg"
+    assert result.timed_out and not result.shell_restarted
+    assert ok(env, 'pwd; echo "${KEPT[0]}"') == f"{env.repo_path}/pkg\nyes\n"
+
+
+def test_the_rest_of_a_timed_out_command_is_abandoned(env: Environment) -> None:
+    result = env.run("echo before; sleep 30; echo after", timeout=0.5)
+    assert result.timed_out and not result.shell_restarted
+    assert "before" in result.output and "after" not in result.output
 
 
 def test_exit_restarts_the_shell_and_says_so(env: Environment) -> None:

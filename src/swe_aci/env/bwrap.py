@@ -16,11 +16,13 @@ spares, and when it exits every process of the sandbox goes with it.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import functools
 import os
 import posixpath
 import shutil
+import signal
 import subprocess
 from collections import deque
 from pathlib import Path
@@ -88,6 +90,9 @@ class BwrapTransport(ProcessTransport):
                 shell = {int(pid) for pid in handle.read().split()}
         except OSError:
             shell = set()
+        for pid in shell:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGUSR1)
         kill_session_members(leader, since_boot_seconds, spare=shell)
 
 

@@ -29,11 +29,13 @@ FILE_OP_SECONDS = 120.0
 # How far back a pattern is searched again when more bytes arrive (longer than any pattern).
 PATTERN_OVERLAP = 256
 
-# Kills the processes of session $1 started at or after clock tick $2, or all of them, the shell
-# included, when $3 is "all". /proc start times count from the boot of the host, which containers
+# Sends the shell (pid = session id $1) SIGUSR1 so it abandons its command, then kills the processes
+# of that session started at or after clock tick $2; or, when $3 is "all", kills all of them, the
+# shell included. /proc start times count from the boot of the host, which containers
 # share, so the host's CLOCK_BOOTTIME sets the threshold.
 KILL_SCRIPT = r"""
 sid=$1 min=$2 scope=$3
+[ "$scope" = all ] || kill -USR1 "$sid" 2>/dev/null
 for stat in /proc/[0-9]*/stat; do
     read -r line < "$stat" 2>/dev/null || continue
     pid=${line%% *}
@@ -251,7 +253,7 @@ class DockerShellTransport:
         return self._stream.running()
 
     def interrupt(self, since_boot_seconds: float) -> None:
-        threshold = max(1, int(since_boot_seconds * CLOCK_TICKS) - 1)
+        threshold = max(1, int(since_boot_seconds * CLOCK_TICKS))
         self._kill(str(threshold), "recent")
 
     def _kill(self, threshold: str, scope: str) -> None:

@@ -49,6 +49,8 @@ class ProcessTransport:
         return self.process.poll() is None
 
     def interrupt(self, since_boot_seconds: float) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(self.process.pid, signal.SIGUSR1)
         kill_session_members(self.process.pid, since_boot_seconds)
 
     def close(self) -> None:
@@ -68,12 +70,12 @@ def kill_session_members(
 ) -> None:
     """SIGKILL the processes of a session that started at or after the given boot-clock time.
 
-    Start times in /proc are in clock ticks; one tick of slack covers rounding. Processes started
+    Start times in /proc are whole clock ticks since boot (rounded down, as is the threshold). Processes started
     before the command (the shell, earlier background jobs) are left alone, and so are the session
     leader and the pids in `spare` (a shell that is not the leader may start within the same tick
     as the command).
     """
-    threshold = int(since_boot_seconds * CLOCK_TICKS) - 1
+    threshold = int(since_boot_seconds * CLOCK_TICKS)
     for entry in os.scandir("/proc"):
         if not entry.name.isdigit():
             continue

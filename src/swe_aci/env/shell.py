@@ -1,17 +1,20 @@
 """One persistent bash session spoken to over a byte stream.
 
 The protocol costs no process per command. Each command is handed to bash as a quoted here-document
-whose delimiter is a fresh random nonce, read into a variable and `eval`-ed with stdin at EOF; then
-bash prints an end marker carrying the same nonce, the exit status and the working directory:
+on file descriptor 3, whose delimiter is a fresh random nonce, and `source`d from there with stdin
+at EOF; then bash prints an end marker carrying the same nonce, the exit status and the working
+directory:
 
-    IFS= read -r -d '' __swe_aci_cmd <<'__SWE_ACI_<nonce>'
+    source /dev/fd/3 3<<'__SWE_ACI_<nonce>' </dev/null
     <command text, verbatim>
     __SWE_ACI_<nonce>
-    eval "$__swe_aci_cmd" </dev/null
     printf '\\n%s %s %s\\n' __SWE_ACI_DONE_<nonce> "$?" "$PWD"
 
 A command cannot forge the marker (it never sees the nonce), syntax errors in it stay inside
-`eval`, and `cd`, exports and functions persist because `eval` runs in the shell itself.
+`source`, and `cd`, variables (even `declare`d ones) and functions persist because `source` runs in
+the shell itself. Interrupting works like Ctrl-C at a terminal: the transport kills the command's
+processes and sends the shell SIGUSR1, whose trap `return`s from the sourced command, so the rest
+of it (`sleep 30; echo after`, or a builtin loop) is abandoned too.
 
 Backends differ only in how bytes reach bash and in how a runaway command is interrupted; that is
 the `ShellTransport` protocol below.
@@ -29,12 +32,12 @@ from swe_aci.env.base import CommandResult, SandboxError
 
 DEFAULT_OUTPUT_CAP = 100_000
 MARKER_PREFIX = b"__SWE_ACI_DONE_"
-# How long to wait for the end marker after the command's processes were killed, before
-# concluding the shell itself is stuck (a builtin loop) and restarting it.
+# How long to wait for the end marker after the command was interrupted, before concluding the
+# shell itself is stuck (it ignores SIGUSR1) and restarting it.
 INTERRUPT_GRACE_SECONDS = 2.0
 # While waiting for output, how often to check that the shell itself is still alive.
 LIVENESS_POLL_SECONDS = 0.25
-# After a timeout, how often to kill processes the command keeps starting (a loop of slow steps).
+# After a timeout, how often to interrupt again (each SIGUSR1 unwinds one shell function).
 INTERRUPT_POLL_SECONDS = 0.02
 # Bytes kept unflushed at the end of the buffer so a marker split across reads is still found.
 TAIL_KEEP = 8192
@@ -43,6 +46,7 @@ SHELL_SETUP = r"""
 export PAGER=cat GIT_PAGER=cat MANPAGER=cat TERM=dumb LC_ALL=C.UTF-8 PIP_PROGRESS_BAR=off
 export PYTHONDONTWRITEBYTECODE=1 PIP_NO_INPUT=1 DEBIAN_FRONTEND=noninteractive
 unset HISTFILE PROMPT_COMMAND
+trap 'return 130 2>/dev/null' USR1
 """
 
 
@@ -66,8 +70,8 @@ class ShellTransport(Protocol):
         ...
 
     def interrupt(self, since_boot_seconds: float) -> None:
-        """Kill every process of the shell's session started at or after `since_boot_seconds`
-        (CLOCK_BOOTTIME), never the shell itself."""
+        """Send the shell SIGUSR1 (it abandons the running command), then kill every process of
+        its session started at or after `since_boot_seconds` (CLOCK_BOOTTIME), never the shell."""
         ...
 
     def close(self) -> None:
@@ -164,10 +168,9 @@ class BashSession:
         if not command.endswith("\n"):
             command += "\n"
         script = (
-            f"IFS= read -r -d '' __swe_aci_cmd <<'{delimiter}'\n"
+            f"source /dev/fd/3 3<<'{delimiter}' </dev/null\n"
             f"{command}"
             f"{delimiter}\n"
-            'eval "$__swe_aci_cmd" </dev/null\n'
             f'printf \'\\n%s %s %s\\n\' {marker.decode()} "$?" "$PWD"\n'
         )
         started = boot_clock()
@@ -182,8 +185,8 @@ class BashSession:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 if timed_out:
-                    # The command's processes are gone but the shell never answered: it is
-                    # itself busy (a builtin loop) or wedged. Start over.
+                    # Interrupted, yet the shell never answered: it is wedged (or the command
+                    # replaced the USR1 trap and loops). Start over.
                     self.restart()
                     return CommandResult(
                         output=_join_notice(
