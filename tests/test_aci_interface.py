@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -278,3 +279,19 @@ def test_submit_drops_hidden_files_the_model_also_changed(session: Session) -> N
 def test_submit_with_only_the_hidden_patch_is_empty(session: Session) -> None:
     aci, _ = hidden_session(session)
     assert aci.execute("submit").submission == ""
+
+
+def test_submit_sees_a_same_size_edit_made_in_the_checkout_second(session: Session) -> None:
+    """Racy git: git compares whole-second mtimes, so an edit that keeps a file's size, made in
+    the second the index was written, shows only through the index's own mtime."""
+    aci, root = hidden_session(session)
+    path, index = Path(root) / "src.py", Path(root) / ".git" / "index"
+    second = int(path.stat().st_mtime) - 100  # the "checkout second", safely in the past
+    git(root, "config", "core.trustctime", "false")  # ctime cannot be set; leave it out
+    os.utime(path, (second, second))
+    # the index now caches that mtime (exit 1: the hidden patch left other files modified)
+    subprocess.run(["git", "update-index", "-q", "--refresh"], cwd=root, check=False)
+    run(aci, "open src.py\nedit 1:1\nx = 2\nend_of_edit")
+    for touched in (path, index):
+        os.utime(touched, (second + 0.5, second + 0.5))
+    assert "+x = 2" in aci.submission()

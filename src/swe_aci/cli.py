@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import difflib
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 
@@ -24,11 +25,18 @@ app = typer.Typer(
 OBSERVATION_PREVIEW_LINES = 12
 
 
-def fail(message: str, code: int = 2) -> None:
-    """Print one clear line and exit non-zero: how every user error ends."""
-    from rich.console import Console
+def fail(message: str, code: int = 2) -> NoReturn:
+    """Print one clear line and exit non-zero: how every user error ends.
 
-    Console(stderr=True).print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
+    The message is joined onto one line and escaped: paths and values in it may hold `[...]`.
+    """
+    from rich.console import Console
+    from rich.markup import escape
+
+    line = " ".join(part.strip() for part in message.splitlines() if part.strip())
+    Console(stderr=True).print(
+        f"[bold red]error:[/] {escape(line)}", highlight=False, soft_wrap=True
+    )
     raise typer.Exit(code)
 
 
@@ -50,7 +58,7 @@ def guarded(action: Callable[[], None]) -> None:
     except KeyboardInterrupt:
         fail("interrupted; the trajectory so far was saved", code=130)
     except user_errors() as exc:
-        fail(str(exc))
+        fail(str(exc) or type(exc).__name__)
 
 
 def build_config(config_path: Path | None, overrides: list[str], **explicit: Any) -> EpisodeConfig:
@@ -79,13 +87,14 @@ def print_step(step: StepRecord) -> None:
 
 def print_result(result: EpisodeResult) -> None:
     from rich.console import Console
+    from rich.markup import escape
 
-    console = Console(highlight=False)
+    console = Console(highlight=False, soft_wrap=True)
     patch_path = result.trajectory_path.with_suffix(".patch")
-    console.print(f"[bold]exit status:[/] {result.exit_status}")
-    console.print(f"[bold]trajectory:[/] {result.trajectory_path}")
+    console.print(f"[bold]exit status:[/] {escape(result.exit_status)}")
+    console.print(f"[bold]trajectory:[/] {escape(str(result.trajectory_path))}")
     if result.submission.strip():
-        console.print(f"[bold]patch:[/] {patch_path}")
+        console.print(f"[bold]patch:[/] {escape(str(patch_path))}")
     else:
         console.print("[bold]patch:[/] none (empty diff)")
     stats = result.stats
@@ -151,6 +160,7 @@ def replay(
     commit: Annotated[str | None, typer.Option(help="Its base commit (default HEAD).")] = None,
     config: Annotated[Path | None, typer.Option(help="Episode config YAML.")] = None,
     env: Annotated[str | None, typer.Option(help="Sandbox: auto, local, bwrap, docker.")] = None,
+    image: Annotated[str | None, typer.Option(help="Docker image (docker sandbox).")] = None,
     output_dir: Annotated[Path, typer.Option(help="Where outputs go.")] = Path("trajectories"),
     init_copy: Annotated[
         bool, typer.Option(help="Accept a directory without git: work on a committed copy.")
@@ -169,28 +179,64 @@ def replay(
         episode_config = build_config(
             config,
             set_ or [],
-            **{"model.name": "replay", "model.replay_path": str(trajectory), "env.backend": env},
+            **{
+                "model.name": "replay",
+                "model.replay_path": str(trajectory),
+                "env.backend": env,
+                "env.image": image,
+            },
         )
         check_writable(output_dir)
+        instance_id = replay_instance_id(trajectory, output_dir)
         with resolved_repo(repo, init_copy) as location:
             result = run_episode(
                 episode_config,
                 RepoSource(location, commit),
                 recorded_problem_statement(recorded) or f"(replay of {trajectory.name})",
-                instance_id=trajectory.stem,
+                instance_id=instance_id,
                 output_dir=output_dir,
                 on_step=print_step,
             )
         print_result(result)
-        expected = (recorded.get("info", {}).get("submission") or "").strip()
-        if expected:
-            same = expected == result.submission.strip()
-            verdict = "matches" if same else "DIFFERS FROM"
-            typer.echo(f"replayed patch {verdict} the recorded submission")
-            if not same:
-                raise typer.Exit(1)
+        info = recorded["info"]
+        if not info.get("exit_status"):
+            typer.echo("the recorded episode did not finish: no submission to compare with")
+            return
+        expected = comparable_patch(info.get("submission"))
+        produced = comparable_patch(result.submission)
+        if produced == expected:
+            typer.echo("replayed patch matches the recorded submission")
+            return
+        typer.echo(patch_difference(expected, produced))
+        fail("the replayed patch differs from the recorded submission (diff above)", code=1)
 
     guarded(body)
+
+
+def replay_instance_id(trajectory: Path, output_dir: Path) -> str:
+    """The trajectory's name, unless the replay would then overwrite the trajectory itself."""
+    instance_id = trajectory.stem
+    destination = output_dir / instance_id / f"{instance_id}.traj"
+    if destination.resolve() == trajectory.resolve():
+        return f"{instance_id}-replay"
+    return instance_id
+
+
+def comparable_patch(submission: str | None) -> str:
+    """A submission as `replay` compares it: only newlines at the ends are ignored (paper-era
+    submissions start with one); spaces, even at the end of the last line, are significant."""
+    return (submission or "").strip("\n")
+
+
+def patch_difference(expected: str, produced: str) -> str:
+    lines = difflib.unified_diff(
+        expected.splitlines(),
+        produced.splitlines(),
+        "recorded submission",
+        "replayed patch",
+        lineterm="",
+    )
+    return "\n".join(lines)
 
 
 def main() -> None:

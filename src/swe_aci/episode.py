@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import os
 import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -38,7 +39,7 @@ def read_issue(issue: str) -> str:
     """The issue text from a file path, or the argument itself when it is not a file."""
     one_line = "\n" not in issue and len(issue) < 4096
     path = Path(issue).expanduser()
-    if one_line and path.is_file():
+    if one_line and is_file(path):
         try:
             text = path.read_text(encoding="utf-8", errors="replace")
         except OSError as exc:
@@ -50,6 +51,14 @@ def read_issue(issue: str) -> str:
     if not text.strip():
         raise UsageError("the issue is empty: give its text or a file holding it")
     return text
+
+
+def is_file(path: Path) -> bool:
+    """Path.is_file, but False for text that cannot be a path (a component over 255 bytes)."""
+    try:
+        return path.is_file()
+    except OSError:
+        return False
 
 
 @contextmanager
@@ -85,13 +94,24 @@ def resolved_repo(location: str, init_if_plain: bool) -> Iterator[str]:
 
 
 def check_writable(directory: Path) -> None:
-    """Fail early, before any work, if outputs could not be written."""
+    """Fail early, before any work, if outputs could not be written.
+
+    Directories made for the test are removed again, so a run that then fails on other bad
+    input leaves nothing behind; the episode creates them for real when it writes.
+    """
+    created: list[Path] = []
     try:
+        absolute = Path(os.path.abspath(directory))
+        created = [path for path in (absolute, *absolute.parents) if not path.exists()]
         directory.mkdir(parents=True, exist_ok=True)
         with tempfile.NamedTemporaryFile(dir=directory, prefix=".write-test-"):
             pass
     except OSError as exc:
         raise UsageError(f"output directory {directory} is not writable: {exc.strerror}") from exc
+    finally:
+        for path in created:  # deepest first
+            with contextlib.suppress(OSError):
+                path.rmdir()
 
 
 def run_episode(

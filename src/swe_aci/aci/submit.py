@@ -5,6 +5,9 @@ the model submits. It is reverse-applied to a private copy of the index, never t
 or the real index, so asking for the submission changes nothing the model can see. If it does not
 reverse cleanly (the model edited the same lines), the files it touches are left out of the diff:
 the evaluation replaces them with the oracle versions anyway.
+
+The copy keeps the index's mtime (`cp -p`): git spots a same-size edit made within the same second
+as the checkout only through that mtime ("racy git"), and a fresh mtime would hide the edit.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ def submission(env: Environment, hidden_patch: str | None, timeout: float) -> st
 set -e
 cd -- {shlex.quote(env.repo_path)}
 export GIT_INDEX_FILE={shlex.quote(f"{git_dir}/{INDEX}")}
-cp .git/index "$GIT_INDEX_FILE" 2>/dev/null || rm -f "$GIT_INDEX_FILE"
+cp -p .git/index "$GIT_INDEX_FILE" 2>/dev/null || rm -f "$GIT_INDEX_FILE"
 git add -A
 if git apply --cached -R .git/{HIDDEN} 2>/dev/null; then
   git diff --cached {shlex.quote(env.base_commit)} -- > .git/{DIFF}

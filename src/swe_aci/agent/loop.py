@@ -28,6 +28,7 @@ from swe_aci.models.base import (
     ModelError,
     ModelReply,
     ModelStats,
+    RepliesExhausted,
 )
 from swe_aci.models.tools import assistant_message
 
@@ -237,6 +238,10 @@ class Agent:
             reply = self.model.query(messages, tools=self.parser.tools())
         except ContextWindowExceeded as error:
             raise _Exit("exit_context", error=str(error)) from error
+        except RepliesExhausted as error:
+            if error.recorded_exit in EXIT_REASONS:  # a replay ends as its recording did
+                raise _Exit(error.recorded_exit) from error
+            raise _Exit("exit_api", error=str(error)) from error
         except ModelAPIError as error:
             raise _Exit("exit_api", error=str(error)) from error
         except ModelConfigError:

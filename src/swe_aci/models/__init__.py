@@ -13,6 +13,7 @@ from swe_aci.models.base import (
     ModelError,
     ModelReply,
     ModelStats,
+    RepliesExhausted,
     ToolCall,
     ToolSpec,
 )
@@ -31,6 +32,7 @@ __all__ = [
     "ModelReply",
     "ModelStats",
     "Price",
+    "RepliesExhausted",
     "RetryConfig",
     "ToolCall",
     "ToolSpec",

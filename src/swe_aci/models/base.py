@@ -29,6 +29,18 @@ class ModelAuthError(ModelAPIError):
     """401/403: the key is missing, wrong or lacks permission. Never retried."""
 
 
+class RepliesExhausted(ModelAPIError):
+    """A scripted or replayed model has no more replies.
+
+    `recorded_exit` is how the replayed episode ended (e.g. `exit_cost`) when it did not end with
+    `submit`, so that a replay can end the same way; None when unknown.
+    """
+
+    def __init__(self, message: str, recorded_exit: str | None = None) -> None:
+        super().__init__(message)
+        self.recorded_exit = recorded_exit
+
+
 class ContextWindowExceeded(ModelError):
     """The prompt no longer fits the model's context window. Episode: exit_context."""
 

@@ -10,8 +10,8 @@ from collections.abc import Sequence
 
 from swe_aci.models.base import (
     Message,
-    ModelAPIError,
     ModelReply,
+    RepliesExhausted,
     ToolSpec,
     estimate_tokens,
     message_text,
@@ -20,19 +20,24 @@ from swe_aci.models.pricing import Pricing
 
 
 class ScriptedModel:
-    """Replies from a list, one per query; running out raises ModelAPIError (-> exit_api)."""
+    """Replies from a list, one per query; running out raises RepliesExhausted."""
 
     def __init__(
-        self, replies: Sequence[str], name: str = "scripted", pricing: Pricing | None = None
+        self,
+        replies: Sequence[str],
+        name: str = "scripted",
+        pricing: Pricing | None = None,
+        recorded_exit: str | None = None,
     ) -> None:
         self.name = name
         self.replies = list(replies)
         self.position = 0
         self.pricing = pricing or Pricing()
+        self.recorded_exit = recorded_exit
 
     def query(self, messages: list[Message], tools: list[ToolSpec] | None = None) -> ModelReply:
         if self.position >= len(self.replies):
-            raise ModelAPIError(f"{self.name} model has no more replies")
+            raise RepliesExhausted(f"{self.name} model has no more replies", self.recorded_exit)
         content = self.replies[self.position]
         self.position += 1
         return estimated_reply(self.name, self.pricing, messages, content)
