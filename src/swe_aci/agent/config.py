@@ -102,8 +102,7 @@ def load_config(path: str | Path | None = None, overrides: Sequence[str] = ()) -
     override are relative to the current directory. Raises ConfigError (one line).
     """
     config_path = resolve_config_path(path)
-    data = read_yaml(config_path)
-    resolve_demonstrations(data, config_path.parent)
+    data = read_layered(config_path, seen=())
     for override in overrides:
         apply_override(data, override)
     try:
@@ -116,6 +115,34 @@ def load_config(path: str | Path | None = None, overrides: Sequence[str] = ()) -
         except TrajectoryError as error:
             raise ConfigError(f"config {config_path}: agent.demonstrations: {error}") from None
     return config
+
+
+def read_layered(path: Path, seen: tuple[Path, ...]) -> dict[str, Any]:
+    """A config file merged over the config its `extends:` key names (a path relative to the
+    file, or a built-in name such as `default`), recursively."""
+    if path.resolve() in seen:
+        raise ConfigError(f"config {path}: `extends` loops back to {path.name}")
+    data = read_yaml(path)
+    resolve_demonstrations(data, path.parent)
+    base = data.pop("extends", None)
+    if base is None:
+        return data
+    if not isinstance(base, str):
+        raise ConfigError(f"config {path}: extends must name one config")
+    candidate = path.parent / base
+    base_path = candidate if candidate.is_file() else resolve_config_path(base)
+    return deep_merge(read_layered(base_path, (*seen, path.resolve())), data)
+
+
+def deep_merge(base: dict[str, Any], layer: dict[str, Any]) -> dict[str, Any]:
+    """`layer` over `base`: mappings merge key by key, anything else (lists too) replaces."""
+    merged = dict(base)
+    for key, value in layer.items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = deep_merge(merged[key], value)
+        else:
+            merged[key] = value
+    return merged
 
 
 def read_yaml(path: Path) -> dict[str, Any]:

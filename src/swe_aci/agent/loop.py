@@ -56,6 +56,7 @@ class StepRecord:
     execution_time: float
     input_tokens: int
     output_tokens: int
+    cached_tokens: int
     query: list[Message]
 
 
@@ -73,6 +74,7 @@ class _Usage:
 
     input_tokens: int = 0
     output_tokens: int = 0
+    cached_tokens: int = 0
 
 
 class _Exit(Exception):
@@ -150,11 +152,11 @@ class Agent:
         limits = self.config.limits
         try:
             while True:
+                episode.usage, episode.last_query = _Usage(), []
                 if limits.max_steps and len(episode.steps) >= limits.max_steps:
                     raise _Exit("exit_step_limit")
                 if limits.wall_time and time.monotonic() - episode.started >= limits.wall_time:
                     raise _Exit("exit_time_limit")
-                episode.usage, episode.last_query = _Usage(), []
                 parsed, reply = self._next_action(episode)
                 submission = self._execute(episode, parsed, reply)
                 if submission is not None:
@@ -251,6 +253,7 @@ class Agent:
         self.stats.add(reply)
         episode.usage.input_tokens += reply.input_tokens
         episode.usage.output_tokens += reply.output_tokens
+        episode.usage.cached_tokens += reply.cached_tokens
         limit = self.config.limits.per_instance_cost
         if limit and self.stats.instance_cost >= limit:
             raise _Exit("exit_cost")  # the reply that crossed the limit is discarded
@@ -295,6 +298,7 @@ class Agent:
                 execution_time=round(execution_time, 3),
                 input_tokens=episode.usage.input_tokens,
                 output_tokens=episode.usage.output_tokens,
+                cached_tokens=episode.usage.cached_tokens,
                 query=episode.last_query,
             ),
         )
@@ -328,6 +332,7 @@ class Agent:
                 execution_time=0.0,
                 input_tokens=episode.usage.input_tokens,  # calls of the unfinished step
                 output_tokens=episode.usage.output_tokens,
+                cached_tokens=episode.usage.cached_tokens,
                 query=episode.last_query,
             ),
         )

@@ -28,6 +28,17 @@ class Price(BaseModel):
     cached_input: float | None = Field(None, ge=0)
 
 
+class LocalRuntimeConfig(BaseModel):
+    """How swe-aci runs llama.cpp's server for the `local` model."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    ctx_size: int = Field(32768, gt=0, description="context window per slot, in tokens")
+    parallel: int = Field(1, ge=1, description="slots decoding at once (batch runs)")
+    threads: int | None = Field(None, ge=1, description="CPU threads; None lets llama.cpp pick")
+    startup_timeout: float = Field(300.0, gt=0, description="seconds to wait for the server")
+
+
 class ModelConfig(BaseModel):
     """Which model, where it lives and how to sample from it.
 
@@ -55,3 +66,4 @@ class ModelConfig(BaseModel):
     extra_body: dict[str, Any] = Field(
         default_factory=dict, description="extra JSON fields merged into each request body"
     )
+    local: LocalRuntimeConfig = Field(default_factory=LocalRuntimeConfig)

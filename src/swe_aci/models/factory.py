@@ -27,6 +27,10 @@ def make_model(config: ModelConfig) -> Model:
     if name == "human":
         return HumanModel()
     provider, _, model = name.partition("/")
+    if provider == "local":
+        from swe_aci.models.local import LocalModel
+
+        return LocalModel(config)
     if provider == "openai" and model:
         from swe_aci.models.openai_compat import OpenAICompatModel
 
