@@ -23,6 +23,21 @@ app = typer.Typer(
 )
 
 OBSERVATION_PREVIEW_LINES = 12
+DEFAULT_OUTPUT = Path("trajectories")
+
+# Options shared by the commands that run episodes.
+ConfigOption = Annotated[
+    Path | None, typer.Option(help="Episode config: a YAML file or a built-in name (local).")
+]
+EnvOption = Annotated[str | None, typer.Option(help="Sandbox: auto, local, bwrap, docker.")]
+ImageOption = Annotated[str | None, typer.Option(help="Docker image (docker sandbox).")]
+OutputOption = Annotated[Path, typer.Option(help="Where trajectories and patches go.")]
+InitCopyOption = Annotated[
+    bool, typer.Option(help="Accept a directory without git: work on a committed copy.")
+]
+SetOption = Annotated[
+    list[str] | None, typer.Option("--set", help="Override a config key: a.b.c=value.")
+]
 
 
 def fail(message: str, code: int = 2) -> NoReturn:
@@ -109,18 +124,14 @@ def run(
     repo: Annotated[str, typer.Option(help="Local git repository or git URL.")],
     issue: Annotated[str, typer.Option(help="Issue text, or a file holding it.")],
     commit: Annotated[str | None, typer.Option(help="Commit to start from (default HEAD).")] = None,
-    config: Annotated[Path | None, typer.Option(help="Episode config YAML.")] = None,
+    config: ConfigOption = None,
     model: Annotated[str | None, typer.Option(help="Model name, e.g. openai/gpt-4o.")] = None,
-    env: Annotated[str | None, typer.Option(help="Sandbox: auto, local, bwrap, docker.")] = None,
-    image: Annotated[str | None, typer.Option(help="Docker image (docker sandbox).")] = None,
-    output_dir: Annotated[Path, typer.Option(help="Where trajectories go.")] = Path("trajectories"),
+    env: EnvOption = None,
+    image: ImageOption = None,
+    output_dir: OutputOption = DEFAULT_OUTPUT,
     instance_id: Annotated[str | None, typer.Option(help="Name of this run's outputs.")] = None,
-    init_copy: Annotated[
-        bool, typer.Option(help="Accept a directory without git: work on a committed copy.")
-    ] = False,
-    set_: Annotated[
-        list[str] | None, typer.Option("--set", help="Override a config key: a.b.c=value.")
-    ] = None,
+    init_copy: InitCopyOption = False,
+    set_: SetOption = None,
 ) -> None:
     """Run the agent on one issue of one repository."""
 
@@ -158,16 +169,12 @@ def replay(
     trajectory: Annotated[Path, typer.Argument(help="A .traj file (ours or paper-era).")],
     repo: Annotated[str, typer.Option(help="The repository the trajectory ran on.")],
     commit: Annotated[str | None, typer.Option(help="Its base commit (default HEAD).")] = None,
-    config: Annotated[Path | None, typer.Option(help="Episode config YAML.")] = None,
-    env: Annotated[str | None, typer.Option(help="Sandbox: auto, local, bwrap, docker.")] = None,
-    image: Annotated[str | None, typer.Option(help="Docker image (docker sandbox).")] = None,
-    output_dir: Annotated[Path, typer.Option(help="Where outputs go.")] = Path("trajectories"),
-    init_copy: Annotated[
-        bool, typer.Option(help="Accept a directory without git: work on a committed copy.")
-    ] = False,
-    set_: Annotated[
-        list[str] | None, typer.Option("--set", help="Override a config key: a.b.c=value.")
-    ] = None,
+    config: ConfigOption = None,
+    env: EnvOption = None,
+    image: ImageOption = None,
+    output_dir: OutputOption = DEFAULT_OUTPUT,
+    init_copy: InitCopyOption = False,
+    set_: SetOption = None,
 ) -> None:
     """Re-execute the actions recorded in a trajectory and compare the resulting patch."""
 

@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-from swe_aci.env.base import CommandResult, SandboxError
+from swe_aci.env.base import SandboxError
 from swe_aci.env.config import EnvConfig
 from swe_aci.env.docker_io import (
     ChannelBroken,
@@ -33,7 +33,7 @@ from swe_aci.env.docker_io import (
     explain,
 )
 from swe_aci.env.repo import prepare_working_copy, repo_name
-from swe_aci.env.shell import BashSession, shell_quote
+from swe_aci.env.session import SessionEnvironment
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -74,7 +74,7 @@ class FileTransfer(Protocol):
     def close(self) -> None: ...
 
 
-class DockerEnvironment:
+class DockerEnvironment(SessionEnvironment):
     """A fresh container holding the repository at its base commit; removed on close.
 
     With `EnvConfig.repo_in_image` the image's repository is used and `source` may be None.
@@ -86,7 +86,6 @@ class DockerEnvironment:
         self.config = config or EnvConfig(backend="docker")
         self._container_name: str | None = None
         self._container_id: str | None = None
-        self._session: BashSession | None = None
         self._files: FileTransfer | None = None
         if source is None and not self.config.repo_in_image:
             raise SandboxError("no repository: give a source, or EnvConfig.repo_in_image")
@@ -101,18 +100,7 @@ class DockerEnvironment:
                 assert source is not None
                 self._repo = posixpath.join(self.config.container_repo_dir, repo_name(source))
                 self._base_commit = self._copy_repo_in(source, commit)
-            self._session = BashSession(
-                self._start_shell,
-                output_cap=self.config.output_cap,
-                setup_script=self._setup_script(),
-                initial_cwd=self._repo,
-            )
-            for command in self.config.setup_commands:
-                result = self.run(command, timeout=self.config.setup_timeout)
-                if result.exit_code != 0:
-                    raise SandboxError(
-                        f"setup command failed ({command!r}): {result.output.strip()[-300:]}"
-                    )
+            self._open_session(self._start_shell, self._repo)
         except BaseException:
             self.close()
             raise
@@ -190,12 +178,6 @@ class DockerEnvironment:
             raise SandboxError(f"could not reset {self._repo}: {(err or out).strip()[-300:]}")
         return out.strip()
 
-    def _setup_script(self) -> str:
-        exports = "".join(
-            f"export {name}={shell_quote(value)}\n" for name, value in self.config.env_vars.items()
-        )
-        return exports + f"export ROOT={shell_quote(self._repo)}\n"
-
     def _start_shell(self) -> DockerShellTransport:
         assert self._container_id is not None
         return DockerShellTransport(self._api, self._container_id)
@@ -211,15 +193,8 @@ class DockerEnvironment:
         return self._base_commit
 
     @property
-    def cwd(self) -> str:
-        return self._live_session().cwd
-
-    @property
     def container_id(self) -> str | None:
         return self._container_id
-
-    def run(self, command: str, timeout: float | None = None) -> CommandResult:
-        return self._live_session().run(command, timeout)
 
     def read_file(self, path: str) -> bytes:
         absolute = self._absolute(path)
@@ -245,22 +220,9 @@ class DockerEnvironment:
         if self._files is not None:
             self._files.close()
             self._files = None
-        if self._session is not None:
-            self._session.close()
-            self._session = None
-
-    def __enter__(self) -> DockerEnvironment:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
+        self._close_session()
 
     # -- internals -------------------------------------------------------------------------
-
-    def _live_session(self) -> BashSession:
-        if self._session is None:
-            raise SandboxError("the environment is closed")
-        return self._session
 
     def _absolute(self, path: str) -> str:
         return posixpath.normpath(path if path.startswith("/") else posixpath.join(self.cwd, path))

@@ -8,16 +8,16 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from swe_aci.env.base import CommandResult, SandboxError
 from swe_aci.env.config import EnvConfig
 from swe_aci.env.process import ProcessTransport
 from swe_aci.env.repo import diff_against, prepare_working_copy, repo_name
-from swe_aci.env.shell import BashSession, ShellTransport, shell_quote
+from swe_aci.env.session import SessionEnvironment
+from swe_aci.env.shell import ShellTransport
 
 BASH_ARGV = ["bash", "--noprofile", "--norc"]
 
 
-class LocalEnvironment:
+class LocalEnvironment(SessionEnvironment):
     """The repository cloned into a fresh temporary directory; no isolation beyond that.
 
     Subclasses that run the shell elsewhere (bwrap) override `_shell_argv`, `_sandbox_repo_path`
@@ -27,18 +27,11 @@ class LocalEnvironment:
     def __init__(self, source: str, commit: str | None = None, config: EnvConfig | None = None):
         self.config = config or EnvConfig()
         self._root = Path(tempfile.mkdtemp(prefix="swe-aci-"))
-        self._session: BashSession | None = None
         try:
             self._host_repo = self._root / repo_name(source)
             self._base_commit = prepare_working_copy(source, self._host_repo, commit)
             self._prepare_sandbox()
-            self._session = BashSession(
-                self._start_shell,
-                output_cap=self.config.output_cap,
-                setup_script=self._setup_script(),
-                initial_cwd=self.repo_path,
-            )
-            self._run_setup_commands()
+            self._open_session(self._start_shell, self.repo_path)
         except BaseException:
             self.close()
             raise
@@ -68,13 +61,6 @@ class LocalEnvironment:
     def base_commit(self) -> str:
         return self._base_commit
 
-    @property
-    def cwd(self) -> str:
-        return self._live_session().cwd
-
-    def run(self, command: str, timeout: float | None = None) -> CommandResult:
-        return self._live_session().run(command, timeout)
-
     def read_file(self, path: str) -> bytes:
         return self._host_path(path).read_bytes()
 
@@ -87,24 +73,11 @@ class LocalEnvironment:
         return diff_against(self._host_repo, self._base_commit)
 
     def close(self) -> None:
-        if self._session is not None:
-            self._session.close()
-            self._session = None
+        self._close_session()
         with contextlib.suppress(FileNotFoundError):
             shutil.rmtree(self._root)
 
-    def __enter__(self) -> LocalEnvironment:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
-
     # -- internals -------------------------------------------------------------------------
-
-    def _live_session(self) -> BashSession:
-        if self._session is None:
-            raise SandboxError("the environment is closed")
-        return self._session
 
     def _start_shell(self) -> ShellTransport:
         return ProcessTransport(self._shell_argv(), cwd=str(self._host_repo), env=self._shell_env())
@@ -114,17 +87,3 @@ class LocalEnvironment:
         env.update(self.config.env_vars)
         env["ROOT"] = self.repo_path
         return env
-
-    def _setup_script(self) -> str:
-        exports = "".join(
-            f"export {name}={shell_quote(value)}\n" for name, value in self.config.env_vars.items()
-        )
-        return exports + f"export ROOT={shell_quote(self.repo_path)}\n"
-
-    def _run_setup_commands(self) -> None:
-        for command in self.config.setup_commands:
-            result = self.run(command, timeout=self.config.setup_timeout)
-            if result.exit_code != 0:
-                raise SandboxError(
-                    f"setup command failed ({command!r}): {result.output.strip()[-300:]}"
-                )
