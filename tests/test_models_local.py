@@ -26,13 +26,7 @@ from swe_aci.models import fetch
 from swe_aci.models.base import ContextWindowExceeded, ModelConfigError
 from swe_aci.models.config import ModelConfig
 from swe_aci.models.fetch import FetchError, ModelSpec, fetch_model
-from swe_aci.models.grammar import (
-    HEADER,
-    LINE_CHARS,
-    thought_action_grammar,
-    thought_shape,
-    thought_token_budget,
-)
+from swe_aci.models.grammar import HEADER, THOUGHT_SHARE, thought_action_grammar, thought_items
 from swe_aci.models.local import (
     DEFAULT_MAX_TOKENS,
     DEFAULT_TIMEOUT,
@@ -90,6 +84,9 @@ GRAMMAR = gbnf_regex(thought_action_grammar(DEFAULT_MAX_TOKENS))
         "DISCUSSION\nFirst I'll open the file.\n\nThen edit it.\n```\nopen src/a.py 10\n```\n",
         "DISCUSSION\n`add` subtracts; fix line 2.\n```\nedit 2:2\n    return a + b\nend_of_edit\n```",
         'DISCUSSION\n``x`` is odd\n```\nsearch_dir "`x`"\n```',
+        "DISCUSSION\n" + "A long one-paragraph thought. " * 12 + "\n```\nls\n```",  # one long line
+        "DISCUSSION\nDelete it.\n```\nedit 3:4\nend_of_edit\n```",  # an edit deleting lines
+        "DISCUSSION\nRun the editor tests.\n```\npytest tests/test_editor.py\n```",
     ],
 )
 def test_grammar_accepts_thought_action_replies(reply: str) -> None:
@@ -107,25 +104,26 @@ def test_grammar_accepts_thought_action_replies(reply: str) -> None:
         "DISCUSSION\nTwo blocks.\n```\nls\n```\n```\npwd\n```",  # a second block
         "DISCUSSION\nLook.\n```bash\nls\n```",  # tagged fence
         "DISCUSSION\nCafé au lait.\n```\nls\n```",  # non-ASCII thought
-        "DISCUSSION\n" + "x" * (LINE_CHARS + 1) + "\n```\nls\n```",  # thought line too long
+        "DISCUSSION\n" + "x" * (thought_items(DEFAULT_MAX_TOKENS) + 2) + "\n```\nls\n```",  # long
+        "DISCUSSION\nFix it.\n```\nedit 2:2\n```",  # an edit without its body and end_of_edit
+        "DISCUSSION\nFix it.\n```\nedit 2:2\n    return a\n```",  # an edit without end_of_edit
     ],
 )
 def test_grammar_rejects_malformed_replies(reply: str) -> None:
     assert not GRAMMAR.fullmatch(reply)
 
 
-@pytest.mark.parametrize("max_tokens", [128, 256, 512, 2048, 8192])
+@pytest.mark.parametrize("max_tokens", [160, 256, 512, 2048, 8192])
 def test_grammar_bounds_the_thought_within_its_budget(max_tokens: int) -> None:
     pattern = gbnf_regex(thought_action_grammar(max_tokens))
-    lines, line_chars = thought_shape(max_tokens)
-    assert line_chars <= LINE_CHARS
-    longest = HEADER + ("t" * line_chars + "\n") * lines + "```\n"
-    assert pattern.fullmatch(longest + "ls\n```")
-    assert not pattern.fullmatch(HEADER + "t" * (line_chars + 1) + "\n```\nls\n```")
-    assert not pattern.fullmatch(HEADER + ("t\n" * (lines + 1)) + "```\nls\n```")
-    # One character of printable ASCII is at least one token: the thought leaves room for the
-    # command whatever the tokenizer.
-    assert len(longest) <= thought_token_budget(max_tokens) < max_tokens
+    items = thought_items(max_tokens)
+    assert pattern.fullmatch(HEADER + "t" * (items + 1) + "\n```\nls\n```")
+    assert not pattern.fullmatch(HEADER + "t" * (items + 2) + "\n```\nls\n```")
+    # The worst case, every item a line break plus a line start of 3 characters, costs at most
+    # one token per character: the thought still leaves the command its share of max_tokens.
+    worst = HEADER + "``t" + "\n\n``t" * items + "\n```\n"
+    assert pattern.fullmatch(worst + "ls\n```")
+    assert len(worst) <= max_tokens * THOUGHT_SHARE + len(HEADER) + 8 < max_tokens
 
 
 def test_grammar_refuses_a_budget_too_small_for_one_line() -> None:

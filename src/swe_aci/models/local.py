@@ -43,7 +43,7 @@ from swe_aci.models.grammar import thought_action_grammar
 from swe_aci.models.retry import with_retries
 
 PREFIX = "local"
-DEFAULT_MAX_TOKENS = 2048
+DEFAULT_MAX_TOKENS = 4096
 DEFAULT_TIMEOUT = 1800.0  # a long prompt on a laptop CPU takes minutes to process
 URL_MARKER = "SWE_ACI_SERVER_URL "
 KEY_ENV = "SWE_ACI_LLAMA_KEY"
