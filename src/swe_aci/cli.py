@@ -61,9 +61,9 @@ def user_errors() -> tuple[type[Exception], ...]:
     from swe_aci.agent.trajectory import TrajectoryError
     from swe_aci.env.base import SandboxError
     from swe_aci.episode import UsageError
-    from swe_aci.models.base import ModelConfigError
+    from swe_aci.models.base import ModelAuthError, ModelConfigError
 
-    return (ConfigError, SandboxError, UsageError, ModelConfigError, TrajectoryError)
+    return (ConfigError, SandboxError, UsageError, ModelConfigError, ModelAuthError, TrajectoryError)
 
 
 def guarded(action: Callable[[], None]) -> None:

@@ -24,6 +24,7 @@ from swe_aci.models.base import (
     Message,
     Model,
     ModelAPIError,
+    ModelAuthError,
     ModelConfigError,
     ModelError,
     ModelReply,
@@ -163,7 +164,7 @@ class Agent:
                     return SUBMITTED, submission
         except _Exit as end:
             return self._exit(episode, end)
-        except ModelConfigError:  # the user must fix the model config: not an episode outcome
+        except (ModelConfigError, ModelAuthError):  # the user must fix the model config or key
             raise
         except Exception as error:  # anything unexpected ends the episode, recorded
             return self._exit(
@@ -244,6 +245,8 @@ class Agent:
             if error.recorded_exit in EXIT_REASONS:  # a replay ends as its recording did
                 raise _Exit(error.recorded_exit) from error
             raise _Exit("exit_api", error=str(error)) from error
+        except ModelAuthError:
+            raise
         except ModelAPIError as error:
             raise _Exit("exit_api", error=str(error)) from error
         except ModelConfigError:

@@ -1,0 +1,114 @@
+"""Whole `swe-aci run` episodes against a fake OpenAI-compatible server speaking real HTTP."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fake_model_server import FakeModelServer, FakeResponse, openai_completion, openai_error
+from test_cli import assert_one_line_error, cli
+
+pytest_plugins = ["fake_model_server"]
+
+CREATE = "DISCUSSION\nI will add a module.\n```\ncreate fixed.py\n```"
+EDIT = "DISCUSSION\nWrite it.\n```\nedit 1:1\nVALUE = 2\nend_of_edit\n```"
+SUBMIT = "DISCUSSION\nDone.\n```\nsubmit\n```"
+
+
+def run_against(
+    server: FakeModelServer, repo: Path, out: Path, *settings: str
+) -> tuple[Any, dict[str, Any]]:
+    result = cli(
+        "run", "--repo", repo, "--issue", "Add fixed.py holding VALUE = 2.",
+        "--model", "openai/fake-model", "--env", "local", "--instance-id", "one",
+        "--output-dir", out,
+        "--set", f"model.base_url={server.openai_url}", "--set", "model.api_key=test-key",
+        "--set", "model.retry={max_attempts: 2, initial_wait: 0.001, max_total_wait: 1}",
+        "--set", "model.prices={fake-model: {input: 1000.0, output: 1000.0}}",
+        "--set", "agent.demonstrations=[]", *(item for s in settings for item in ("--set", s)),
+    )  # fmt: skip
+    trajectory_path = out / "one" / "one.traj"
+    trajectory = json.loads(trajectory_path.read_text()) if trajectory_path.exists() else {}
+    return result, trajectory
+
+
+@pytest.fixture
+def repo(make_repo: Callable[..., Path]) -> Path:
+    return make_repo({"README.md": "demo\n"})
+
+
+def replies(*contents: str, prompt_tokens: int = 100) -> list[FakeResponse]:
+    return [openai_completion(text, prompt_tokens=prompt_tokens) for text in contents]
+
+
+def test_a_normal_episode_with_usage_and_cost(
+    fake_server: FakeModelServer, repo: Path, tmp_path: Path
+) -> None:
+    fake_server.push(*replies(CREATE, EDIT, SUBMIT))
+    result, trajectory = run_against(fake_server, repo, tmp_path)
+    assert result.exit_code == 0, result.output
+    info = trajectory["info"]
+    assert info["exit_status"] == "submitted" and "+VALUE = 2" in info["submission"]
+    assert info["model_stats"] == {
+        "instance_cost": pytest.approx(3 * (100 + 20) * 1000 / 1e6),
+        "tokens_sent": 300,
+        "tokens_received": 60,
+        "api_calls": 3,
+    }
+    assert "exit status: submitted" in result.stdout and "$0.3600" in result.stdout
+    assert len(fake_server.requests) == 3
+
+
+def test_server_errors_until_retries_run_out_autosubmit(
+    fake_server: FakeModelServer, repo: Path, tmp_path: Path
+) -> None:
+    failure = openai_error(500, "The server had an error", type_="server_error")
+    fake_server.push(*replies(CREATE, EDIT), failure, failure)
+    result, trajectory = run_against(fake_server, repo, tmp_path)
+    assert result.exit_code == 0, result.output
+    assert trajectory["info"]["exit_status"] == "submitted (exit_api)"
+    assert "+VALUE = 2" in (tmp_path / "one" / "one.patch").read_text()
+    assert len(fake_server.requests) == 4  # two replies, then two attempts of the third call
+
+
+def test_a_bad_key_is_one_clear_line_and_no_retry(
+    fake_server: FakeModelServer, repo: Path, tmp_path: Path
+) -> None:
+    fake_server.push(openai_error(401, "Incorrect API key provided", type_="authentication_error"))
+    result, _ = run_against(fake_server, repo, tmp_path)
+    assert_one_line_error(result, "401")
+    assert len(fake_server.requests) == 1
+
+
+def test_a_context_length_error_ends_with_exit_context(
+    fake_server: FakeModelServer, repo: Path, tmp_path: Path
+) -> None:
+    overflow = openai_error(
+        400, "This model's maximum context length is 8192 tokens.", code="context_length_exceeded"
+    )
+    fake_server.push(*replies(CREATE, EDIT), overflow)
+    result, trajectory = run_against(fake_server, repo, tmp_path)
+    assert result.exit_code == 0, result.output
+    assert trajectory["info"]["exit_status"] == "submitted (exit_context)"
+
+
+def test_the_cost_limit_crossing_mid_episode(
+    fake_server: FakeModelServer, repo: Path, tmp_path: Path
+) -> None:
+    # each call costs (1000 + 20) * 1000 / 1e6 = 1.02 USD; the limit is crossed by the third
+    fake_server.push(*replies(CREATE, EDIT, SUBMIT, prompt_tokens=1000))
+    result, trajectory = run_against(
+        fake_server, repo, tmp_path, "agent.limits.per_instance_cost=2.5"
+    )
+    assert result.exit_code == 0, result.output
+    assert trajectory["info"]["exit_status"] == "submitted (exit_cost)"
+    assert trajectory["info"]["model_stats"]["api_calls"] == 3
+    assert [step["action"].split("\n")[0] for step in trajectory["trajectory"]] == [
+        "create fixed.py",
+        "edit 1:1",
+        "exit_cost",
+    ]
