@@ -63,7 +63,14 @@ def user_errors() -> tuple[type[Exception], ...]:
     from swe_aci.episode import UsageError
     from swe_aci.models.base import ModelAuthError, ModelConfigError
 
-    return (ConfigError, SandboxError, UsageError, ModelConfigError, ModelAuthError, TrajectoryError)
+    return (
+        ConfigError,
+        SandboxError,
+        UsageError,
+        ModelConfigError,
+        ModelAuthError,
+        TrajectoryError,
+    )
 
 
 def guarded(action: Callable[[], None]) -> None:
