@@ -167,7 +167,9 @@ def test_factory_names() -> None:
 
 
 def test_text_models_refuse_a_parser_expecting_function_calls(tmp_path: Path) -> None:
-    with pytest.raises(ModelConfigError, match=r"writes text replies.*agent\.parser=thought_action"):
+    with pytest.raises(
+        ModelConfigError, match=r"writes text replies.*agent\.parser=thought_action"
+    ):
         make_model(HumanConfig(), None)
     path = tmp_path / "ours.traj"
     path.write_text(json.dumps(PAPER_ERA_TRAJ))
