@@ -73,7 +73,7 @@ class EpisodeConfig(BaseModel):
     description: str = Field("", description="one line shown by swe-aci configs")
     agent: AgentConfig
     aci: ACIConfig = Field(default_factory=ACIConfig)
-    model: ModelConfig = Field(default_factory=lambda: {"name": "replay"}, validate_default=True)
+    model: ModelConfig = Field(default_factory=dict, validate_default=True)
     env: EnvConfig = Field(default_factory=EnvConfig)
 
 

@@ -8,7 +8,7 @@ model.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal, get_args
 
 from pydantic import (
     BaseModel,
@@ -25,6 +25,7 @@ from pydantic import (
 from pydantic_core import ErrorDetails, InitErrorDetails, PydanticCustomError
 
 KNOWN_NAMES = "replay, scripted, human, openai/<model>, anthropic/<model>, local[/<model>]"
+DEFAULT_NAME = "replay"
 
 
 class RetryConfig(BaseModel):
@@ -158,16 +159,6 @@ class LocalConfig(APIConfig):
     local: LocalRuntimeConfig = Field(default_factory=LocalRuntimeConfig)
 
 
-BACKENDS: dict[str, type[BaseModel]] = {
-    "replay": ReplayConfig,
-    "scripted": ScriptedConfig,
-    "human": HumanConfig,
-    "openai": OpenAIConfig,
-    "anthropic": AnthropicConfig,
-    "local": LocalConfig,
-}
-
-
 def backend_of(name: str) -> str | None:
     """The backend a model name selects (its provider part), or None for an unknown name."""
     provider, slash, model = name.partition("/")
@@ -178,8 +169,15 @@ def backend_of(name: str) -> str | None:
     return None
 
 
-def _backend_tag(value: Any) -> str | None:
-    name = value.get("name", "replay") if isinstance(value, dict) else getattr(value, "name", None)
+def _name_in(section: Any) -> Any:
+    """The model name a `model:` section gives (a section without one is a replay)."""
+    if isinstance(section, dict):
+        return section.get("name", DEFAULT_NAME)
+    return getattr(section, "name", None)
+
+
+def _backend_tag(section: Any) -> str | None:
+    name = _name_in(section)
     return backend_of(name) if isinstance(name, str) else None
 
 
@@ -197,7 +195,7 @@ def _user_facing(detail: ErrorDetails, value: Any) -> InitErrorDetails:
     if not isinstance(value, dict | BaseModel):
         problem = "expected a mapping with a model name, e.g. {name: openai/gpt-4o}"
         return {"type": PydanticCustomError("value_error", problem), "loc": (), "input": value}
-    name = value.get("name", "replay") if isinstance(value, dict) else value.name
+    name = _name_in(value)
     if detail["type"] == "unknown_model":
         problem = f"unknown model {name!r}: expected one of {KNOWN_NAMES}"
         return {
@@ -229,3 +227,9 @@ ModelConfig = Annotated[
     WrapValidator(_located_at_the_users_key),
 ]
 """The `model:` section: one backend's config, chosen by the provider part of `name`."""
+
+BACKENDS: dict[str, type[BaseModel]] = {
+    tag.tag: section
+    for section, tag in (get_args(option) for option in get_args(get_args(ModelConfig)[0]))
+}
+"""Each backend's config section by the tag `backend_of` gives its names."""
