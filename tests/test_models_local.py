@@ -41,7 +41,7 @@ DEFAULT_MAX_TOKENS = LocalConfig(name="local").max_output_tokens
 HEADER = THOUGHT_ACTION.header + "\n"
 
 
-def thought_action_grammar(max_tokens: int) -> str:
+def default_grammar(max_tokens: int) -> str:
     return THOUGHT_ACTION.grammar(max_tokens)
 
 
@@ -82,7 +82,7 @@ def gbnf_regex(grammar: str) -> re.Pattern[str]:
     return re.compile(expand("root", ()))
 
 
-GRAMMAR = gbnf_regex(thought_action_grammar(DEFAULT_MAX_TOKENS))
+GRAMMAR = gbnf_regex(default_grammar(DEFAULT_MAX_TOKENS))
 
 
 @pytest.mark.parametrize(
@@ -125,7 +125,7 @@ def test_grammar_rejects_malformed_replies(reply: str) -> None:
 
 @pytest.mark.parametrize("max_tokens", [160, 256, 512, 2048, 8192])
 def test_grammar_bounds_the_thought_within_its_budget(max_tokens: int) -> None:
-    pattern = gbnf_regex(thought_action_grammar(max_tokens))
+    pattern = gbnf_regex(default_grammar(max_tokens))
     items = thought_items(max_tokens, THOUGHT_ACTION.fence)
     assert pattern.fullmatch(HEADER + "t" * (items + 1) + "\n```\nls\n```")
     assert not pattern.fullmatch(HEADER + "t" * (items + 2) + "\n```\nls\n```")
@@ -138,7 +138,7 @@ def test_grammar_bounds_the_thought_within_its_budget(max_tokens: int) -> None:
 
 def test_grammar_refuses_a_budget_too_small_for_one_line() -> None:
     with pytest.raises(ValueError, match="too small"):
-        thought_action_grammar(40)
+        default_grammar(40)
     with pytest.raises(ModelConfigError, match="raise max_output_tokens"):
         local_grammar(LocalConfig(name="local", max_output_tokens=40), THOUGHT_ACTION)
 
@@ -353,11 +353,11 @@ def test_backend_config_reaches_the_server_with_its_key_and_the_local_defaults(
 
 
 def test_the_grammar_follows_the_agents_reply_format() -> None:
-    assert local_grammar(LocalConfig(name="local"), THOUGHT_ACTION) == thought_action_grammar(
+    assert local_grammar(LocalConfig(name="local"), THOUGHT_ACTION) == default_grammar(
         DEFAULT_MAX_TOKENS
     )
     sized = LocalConfig(name="local", max_output_tokens=512)
-    assert local_grammar(sized, THOUGHT_ACTION) == thought_action_grammar(512)
+    assert local_grammar(sized, THOUGHT_ACTION) == default_grammar(512)
     assert local_grammar(LocalConfig(name="local"), None) is None  # function calls: no grammar
     # A prompt asking for another header and fence gets a grammar enforcing them, not the old one.
     other = ThoughtActionFormat(header="THOUGHT", fence="~~~")
@@ -401,7 +401,7 @@ def test_local_model_answers_through_the_openai_path_with_the_grammar() -> None:
                 {"role": "user", "content": "Show the files in the current directory."},
             ]
         )
-        assert gbnf_regex(thought_action_grammar(256)).fullmatch(reply.content), reply.content
+        assert gbnf_regex(default_grammar(256)).fullmatch(reply.content), reply.content
         assert reply.input_tokens > 0 and 0 < reply.output_tokens <= 256 and reply.cost == 0
         # Nobody else on the machine may use the server without its per-run key.
         anonymous = httpx.post(f"{server.base_url}/chat/completions", json={"messages": []})

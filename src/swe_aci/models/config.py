@@ -131,10 +131,9 @@ class AnthropicConfig(HostedConfig):
 
 
 class LocalRuntimeConfig(BaseModel):
-    """How swe-aci runs llama.cpp's server for the `local` model. `threads=None` lets llama.cpp
-    pick (it uses the physical cores)."""
+    """How swe-aci runs llama.cpp's server for the `local` model."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid")
 
     ctx_size: int = Field(32768, gt=0, description="context window per slot, in tokens")
     parallel: int = Field(1, ge=1, description="slots decoding at once (batch runs)")
