@@ -6,7 +6,6 @@ reason when the engine or the image swe-aci/base:bookworm is missing.
 
 from __future__ import annotations
 
-import logging
 import signal
 import socket
 import subprocess
