@@ -52,6 +52,8 @@ GO_MODE_SPECIAL = {
     1 << 19: "irregular",
 }
 MAX_SYMLINK_HOPS = 40
+# Room for the tar headers around one file in an archive-API answer.
+TAR_OVERHEAD = 1 << 16
 # Our own git calls must not stop at "dubious ownership" when the image's user does not own
 # the repository; the agent's shell is left as the image has it.
 GIT_FUNCTION = "git() { command git -c safe.directory='*' \"$@\"; }"
@@ -370,10 +372,9 @@ class ArchiveFiles:
                     raise NotARegularFileError(f"not a regular file ({kind})", path)
             if size > limit:
                 raise FileTooLargeError(size, limit, path)
-            with (
-                self._request("get", path, stream=True) as response,
-                tarfile.open(fileobj=response.raw, mode="r|") as tar,
-            ):
+            with self._request("get", path, stream=True) as response:
+                archive = _bounded_body(response, limit + TAR_OVERHEAD)
+            with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
                 member = tar.next()
                 handle = tar.extractfile(member) if member is not None else None
                 if handle is None or member is None or not member.isreg():
@@ -454,6 +455,16 @@ def _anonymous(info: tarfile.TarInfo) -> tarfile.TarInfo:
     info.uid = info.gid = 0
     info.uname = info.gname = ""
     return info
+
+
+def _bounded_body(response: Any, limit: int) -> bytes:
+    """The response body, stopping once it exceeds `limit` bytes (the file grew meanwhile)."""
+    body = bytearray()
+    for chunk in response.iter_content(1 << 16):
+        body += chunk
+        if len(body) > limit:
+            break
+    return bytes(body)
 
 
 def _text(data: bytes | None) -> str:
