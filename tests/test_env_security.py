@@ -103,7 +103,7 @@ def test_a_slow_fsmonitor_or_filter_cannot_stall_the_submission(open_env: OpenEn
     try:
         patch = env.diff()
     except SandboxError as error:  # docker obeys its own filters, inside the container
-        assert env.config.backend == "docker" and "4 seconds" in str(error)
+        assert env.config.backend == "docker" and "longer than 4 seconds" in str(error)
     else:
         assert "+beta" in patch
     assert time.monotonic() - started < 20
@@ -166,7 +166,8 @@ def test_the_shell_gets_an_allow_listed_environment(
     assert "secret" not in variables and "host-only" not in variables
     assert "TASK_FLAG=on" in variables
     assert ok(env, 'echo "$PATH"').startswith("/opt/task/bin:")
-    assert ok(env, 'ls -A "$HOME"') == ""
+    if env.config.backend != "docker":  # docker's HOME is the image's
+        assert ok(env, 'ls -A "$HOME"') == ""
 
 
 # -- 4. bwrap shows only what programs need; host-side reads are confined ------------------
@@ -247,8 +248,9 @@ def test_write_file_does_not_follow_a_symlink_out_of_the_sandbox(
     victim = tmp_path / "victim.txt"
     victim.write_text("host file\n")
     ok(env, f"ln -s {victim} escape && ln -s /root/../{tmp_path}/victim.txt escape2")
-    env.write_file("escape", b"overwritten\n")
-    env.write_file("escape2", b"overwritten\n")
+    for link in ("escape", "escape2"):
+        with contextlib.suppress(OSError):  # the link's target does not exist in the sandbox
+            env.write_file(link, b"overwritten\n")
     assert victim.read_text() == "host file\n"
 
 

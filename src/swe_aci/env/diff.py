@@ -42,7 +42,7 @@ class GitRunner(Protocol):
         self, args: list[str], stdin: bytes | None, timeout: float
     ) -> tuple[int, bytes, bytes]:
         """Run `git <GIT_HARDENING> <args>` with the private index; (exit code, stdout, stderr).
-        Raises SandboxError when it does not finish within `timeout` seconds."""
+        Raises TimeoutError when it does not finish within `timeout` seconds."""
         ...
 
 
@@ -60,7 +60,12 @@ def take_submission(
         remaining = deadline - time.monotonic()
         if remaining <= 0:
             raise SandboxError(f"taking the submission took longer than {timeout:g} seconds")
-        return git(args, stdin, remaining)
+        try:
+            return git(args, stdin, remaining)
+        except TimeoutError:
+            raise SandboxError(
+                f"taking the submission took longer than {timeout:g} seconds (git {args[0]})"
+            ) from None
 
     def call(args: list[str], stdin: bytes | None = None) -> bytes:
         code, out, err = attempt(args, stdin)

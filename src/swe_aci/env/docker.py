@@ -58,6 +58,7 @@ TAR_OVERHEAD = 1 << 16
 # the repository; the agent's shell is left as the image has it.
 GIT_FUNCTION = "git() { command git -c safe.directory='*' \"$@\"; }"
 SAFE_DIRECTORY = ["-c", "safe.directory=*"]
+KILLED_BY_TIMEOUT = 128 + 9  # `timeout -s KILL` exits so when it had to kill
 # Labels that let a later run find containers whose owner died without removing them.
 LABEL = "swe-aci"
 OWNER_PID_LABEL = "swe-aci.owner-pid"
@@ -263,7 +264,7 @@ class DockerEnvironment(SessionEnvironment):
         def git(args: list[str], stdin: bytes | None, timeout: float) -> tuple[int, bytes, bytes]:
             assert self._container_id is not None
             command = ["timeout", "-s", "KILL", f"{timeout:.0f}", "git", *SAFE_DIRECTORY]
-            return run_exec(
+            code, out, err = run_exec(
                 self._api,
                 self._container_id,
                 [*command, *GIT_HARDENING, *args],
@@ -272,6 +273,9 @@ class DockerEnvironment(SessionEnvironment):
                 environment=environment,
                 workdir=self._repo,
             )
+            if code == KILLED_BY_TIMEOUT:
+                raise TimeoutError(f"git {args[0]} was killed after {timeout:.0f} seconds")
+            return code, out, err
 
         try:
             return take_submission(

@@ -414,7 +414,7 @@ def run_exec(
 ) -> tuple[int, bytes, bytes]:
     """Run a fresh process in the container with `stdin`; (exit code, stdout, stderr).
 
-    The host waits at most `timeout` seconds, whatever the process does (SandboxError).
+    The host waits at most `timeout` seconds, whatever the process does (TimeoutError).
     """
     stream = ExecSocket(api, container_id, command, environment=environment, workdir=workdir)
     try:
@@ -423,7 +423,7 @@ def run_exec(
         stream.close_input()
         out, err = stream.read_to_end(timeout)
     except ChannelBroken as exc:
-        raise SandboxError(f"{command[0]} in the container: {exc}") from None
+        raise TimeoutError(f"{command[0]} in the container: {exc}") from None
     finally:
         stream.close()
     code = stream.exit_code()

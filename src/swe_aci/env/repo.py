@@ -137,7 +137,7 @@ def run_bounded(
     argv: list[str], stdin: bytes | None, timeout: float, *, cwd: Path, env: dict[str, str]
 ) -> tuple[int, bytes, bytes]:
     """Run a process in its own session; after `timeout` seconds kill the whole session and
-    raise SandboxError."""
+    raise TimeoutError."""
     process = subprocess.Popen(
         argv,
         stdin=subprocess.PIPE,
@@ -153,7 +153,7 @@ def run_bounded(
         _kill_session(process.pid)
         process.communicate()
         if isinstance(exc, subprocess.TimeoutExpired):
-            raise SandboxError(f"{argv[0]} did not finish within {timeout:.0f} seconds") from None
+            raise TimeoutError(f"{argv[0]} did not finish within {timeout:.0f} seconds") from None
         raise
     _kill_session(process.pid)
     return process.returncode, out, err
