@@ -278,8 +278,9 @@ def test_setsid_children_die_with_the_environment(env: Environment) -> None:
     ok(env, "setsid sleep 3131 >/dev/null 2>&1 &")
     ok(env, "(setsid sleep 3132 >/dev/null 2>&1 &)")
     ok(env, "nohup setsid bash -c 'exec sleep 3133' >/dev/null 2>&1 &")
+    ok(env, "env -i setsid sleep 3135 >/dev/null 2>&1 &")  # no marker, but the shell's child
     time.sleep(0.3)
-    assert len(_pids_running("sleep 313")) == 3
+    assert len(_pids_running("sleep 313")) == 4
     env.close()
     deadline = time.monotonic() + 5
     while _pids_running("sleep 313") and time.monotonic() < deadline:

@@ -169,11 +169,7 @@ class BwrapEnvironment(LocalEnvironment):
         return [*argv, *BASH_ARGV]
 
     def _start_shell(self) -> BwrapTransport:
-        transport = BwrapTransport(
-            self._shell_argv(), cwd=str(self._host_repo), env=self._shell_env()
-        )
-        self._shell_pids.append(transport.process.pid)
-        return transport
+        return BwrapTransport(self._shell_argv(), cwd=str(self._host_repo), env=self._shell_env())
 
     def _sandbox_env(self) -> dict[str, str]:
         return {"HOME": SANDBOX_HOME, "TMPDIR": "/tmp"}

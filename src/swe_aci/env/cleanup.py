@@ -6,9 +6,10 @@ environment removes those of ours whose owner is dead. A pid reused by an unrela
 its stale directory until that process is gone too (never the other way round).
 
 Processes of the local shell that leave its session (`setsid`) are found at close by two traits:
-descent from the shell (parent links in /proc) and an environment variable holding the
-environment's token. Only a process that both daemonises away from the shell's tree and drops
-the variable escapes; bwrap and docker have no such gap (their pid namespace ends with the shell).
+an environment variable holding the environment's token (inherited by every child), or descent
+from a process that has it (parent links in /proc). Only a process that both drops the variable
+(`env -i`) and daemonises away from the tree (its parent exits) escapes; bwrap and docker have no
+such gap (their pid namespace ends with the shell).
 """
 
 from __future__ import annotations
@@ -59,9 +60,13 @@ def sweep_stale_dirs(parent: str | None = None) -> list[Path]:
     return removed
 
 
-def kill_process_tree(root_pid: int, token: str) -> None:
-    """SIGKILL `root_pid`, its descendants and every process whose environment holds the token,
-    in rounds until none is left (a process may fork while we look)."""
+def kill_marked_processes(token: str) -> None:
+    """SIGKILL every process whose environment holds the token, and their descendants, in rounds
+    until none is left (a process may fork while we look).
+
+    /proc/<pid>/environ is the environment a process started with: `unset` in the shell does not
+    hide the shell itself, and a pid reused by an unrelated process is never mistaken for ours.
+    """
     needle = f"{MARKER_VARIABLE}={token}".encode()
     for _ in range(KILL_ROUNDS):
         parents: dict[int, int] = {}
@@ -83,9 +88,7 @@ def kill_process_tree(root_pid: int, token: str) -> None:
             parents[pid] = int(fields[1])
             if needle in environ.split(b"\0"):
                 marked.add(pid)
-        victims = marked | _descendants(root_pid, parents)
-        if root_pid in parents:
-            victims.add(root_pid)
+        victims = marked | _descendants(marked, parents)
         victims.discard(os.getpid())
         if not victims:
             return
@@ -94,12 +97,12 @@ def kill_process_tree(root_pid: int, token: str) -> None:
                 os.kill(pid, signal.SIGKILL)
 
 
-def _descendants(root: int, parents: dict[int, int]) -> set[int]:
+def _descendants(roots: set[int], parents: dict[int, int]) -> set[int]:
     children: dict[int, list[int]] = {}
     for pid, parent in parents.items():
         children.setdefault(parent, []).append(pid)
     found: set[int] = set()
-    stack = [root]
+    stack = list(roots)
     while stack:
         for child in children.get(stack.pop(), []):
             if child not in found:

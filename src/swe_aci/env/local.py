@@ -19,7 +19,7 @@ import secrets
 import shutil
 
 from swe_aci.env.base import Submission
-from swe_aci.env.cleanup import MARKER_VARIABLE, kill_process_tree, make_root
+from swe_aci.env.cleanup import MARKER_VARIABLE, kill_marked_processes, make_root
 from swe_aci.env.config import EnvConfig
 from swe_aci.env.diff import take_submission
 from swe_aci.env.files import (
@@ -50,7 +50,6 @@ class LocalEnvironment(SessionEnvironment):
     def __init__(self, source: str, commit: str | None = None, config: EnvConfig | None = None):
         self.config = config or EnvConfig()
         self._token = secrets.token_hex(12)
-        self._shell_pids: list[int] = []
         self._closed = False
         self._root = make_root()
         try:
@@ -82,11 +81,7 @@ class LocalEnvironment(SessionEnvironment):
         return {"HOME": str(self._root / "home"), "TMPDIR": str(self._root / "tmp")}
 
     def _start_shell(self) -> ShellTransport:
-        transport = ProcessTransport(
-            self._shell_argv(), cwd=str(self._host_repo), env=self._shell_env()
-        )
-        self._shell_pids.append(transport.process.pid)
-        return transport
+        return ProcessTransport(self._shell_argv(), cwd=str(self._host_repo), env=self._shell_env())
 
     # -- the protocol ----------------------------------------------------------------------
 
@@ -132,12 +127,9 @@ class LocalEnvironment(SessionEnvironment):
             return
         self._closed = True
         with contextlib.suppress(Exception):
-            for pid in self._shell_pids:
-                kill_process_tree(pid, self._token)
+            kill_marked_processes(self._token)
         with contextlib.suppress(Exception):
             self._close_session()
-        with contextlib.suppress(Exception):
-            kill_process_tree(-1, self._token)
         shutil.rmtree(self._root, ignore_errors=True)
 
     # -- internals -------------------------------------------------------------------------
