@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -50,6 +51,10 @@ def cli(*args: str | Path) -> Result:
 def replay(trajectory: Path, repo: Path, output: Path, *options: str) -> Result:
     if "docker" in options:
         options = (*options, "--image", DOCKER_IMAGE)
+    if "bwrap" in options:  # the sandbox shows the host's interpreter only when asked to
+        prefixes = sorted({sys.prefix, sys.base_prefix})
+        options = (*options, "--set", f"env.ro_paths={json.dumps(prefixes)}")
+        options = (*options, "--set", f"env.path_prepend={json.dumps([f'{sys.prefix}/bin'])}")
     return cli("replay", trajectory, "--repo", repo, "--output-dir", output, *options)
 
 
