@@ -150,7 +150,6 @@ def test_relative_paths_follow_the_shell_directory(session: Session) -> None:
             "Use cd or ls to navigate directories.",
         ),
         ("goto 1", "No file open. Use the open command first."),
-        ("goto 1 2", "goto allows only one line number at a time."),
         ("scroll_down", "No file open. Use the open command first."),
         ("scroll_up", "No file open. Use the open command first."),
     ],

@@ -36,6 +36,11 @@ class ACIConfig(BaseModel):
         default=True, description="reject edits that introduce flake8 errors (.py files)"
     )
     lint_select: list[str] = Field(default_factory=lambda: list(DEFAULT_LINT_SELECT))
+    edit_max_bytes: int = Field(
+        default=500_000,
+        gt=0,
+        description="larger files are not edited (the observation points to the shell)",
+    )
     command_timeout: float = Field(
         default=25.0, gt=0, description="seconds before a command is interrupted"
     )
@@ -64,6 +69,11 @@ class ACIConfig(BaseModel):
         description="the refusal; {command} is the blocklist entry that matched",
     )
 
+    unavailable_message: str = Field(
+        default="The command '{command}' is not available in this interface",
+        description="the refusal of an ACI command the config leaves out; {command} is its name",
+    )
+
     @field_validator("commands")
     @classmethod
     def _known_commands(cls, value: list[str]) -> list[str]:
@@ -84,7 +94,7 @@ class ACIConfig(BaseModel):
             raise ValueError("overlap must be smaller than window")
         return value
 
-    @field_validator("timeout_message", "blocked_message")
+    @field_validator("timeout_message", "blocked_message", "unavailable_message")
     @classmethod
     def _placeholders(cls, value: str, info: ValidationInfo) -> str:
         field = "timeout" if info.field_name == "timeout_message" else "command"

@@ -64,7 +64,7 @@ class Search:
         )
 
     def search_dir(self, args: tuple[str, ...]) -> str:
-        if len(args) not in (1, 2) or not args[0]:
+        if not args or not args[0]:
             raise CommandError("Usage: search_dir <search_term> [<dir>]")
         term = args[0]
         directory = self.viewer.resolve(args[1] if len(args) == 2 else ".")
@@ -96,7 +96,7 @@ class Search:
         )
 
     def find_file(self, args: tuple[str, ...]) -> str:
-        if len(args) not in (1, 2) or not args[0]:
+        if not args or not args[0]:
             raise CommandError("Usage: find_file <file_name> [<dir>]")
         name = args[0]
         directory = self.viewer.resolve(args[1] if len(args) == 2 else ".")

@@ -21,6 +21,13 @@ class FileText:
     lines: tuple[str, ...]
     binary: bool = False
     binary_line_count: int = 0
+    final_newline: bool = True  # False when the last line has no newline
+
+    @property
+    def crlf(self) -> bool:
+        """Whether every line that ends with a newline ends with CR LF (and at least one does)."""
+        ended = self.lines if self.final_newline else self.lines[:-1]
+        return bool(ended) and all(line.endswith("\r") for line in ended)
 
     @property
     def total(self) -> int:
@@ -39,7 +46,7 @@ class FileText:
         if binary:
             count = data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
             return cls(path, (), binary=True, binary_line_count=count)
-        return cls(path, tuple(split_lines(text)))
+        return cls(path, tuple(split_lines(text)), final_newline=not text or text.endswith("\n"))
 
 
 def split_lines(text: str) -> list[str]:
