@@ -4,18 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
-ALL_COMMANDS = (
-    "open",
-    "goto",
-    "scroll_up",
-    "scroll_down",
-    "create",
-    "edit",
-    "search_file",
-    "search_dir",
-    "find_file",
-    "submit",
-)
+from swe_aci.aci.commands import BY_NAME, DEFAULT_COMMANDS
 
 DEFAULT_LINT_SELECT = ["F821", "F822", "F831", "E111", "E112", "E113", "E999", "E902"]
 
@@ -26,7 +15,7 @@ class ACIConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     commands: list[str] = Field(
-        default_factory=lambda: list(ALL_COMMANDS),
+        default_factory=lambda: list(DEFAULT_COMMANDS),
         description="enabled ACI commands, in the order their docs are shown; the shell is implicit",
     )
     window: int = Field(default=100, gt=0, description="lines shown by the file viewer")
@@ -77,10 +66,10 @@ class ACIConfig(BaseModel):
     @field_validator("commands")
     @classmethod
     def _known_commands(cls, value: list[str]) -> list[str]:
-        unknown = [name for name in value if name not in ALL_COMMANDS]
+        unknown = [name for name in value if name not in BY_NAME]
         if unknown:
             raise ValueError(
-                f"unknown ACI command(s) {', '.join(unknown)}; known: {', '.join(ALL_COMMANDS)}"
+                f"unknown ACI command(s) {', '.join(unknown)}; known: {', '.join(BY_NAME)}"
             )
         if len(set(value)) != len(value):
             raise ValueError("an ACI command is listed twice")

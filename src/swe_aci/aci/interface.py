@@ -7,22 +7,15 @@ else goes to the environment's persistent shell.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
 from swe_aci.aci.blocklist import Blocklist
-from swe_aci.aci.config import ALL_COMMANDS, ACIConfig
-from swe_aci.aci.docs import ArgumentDoc, CommandDoc, command_doc
+from swe_aci.aci.commands import BY_NAME
+from swe_aci.aci.config import ACIConfig
+from swe_aci.aci.docs import ArgumentDoc, CommandDoc
 from swe_aci.aci.editor import Editor
-from swe_aci.aci.parsing import (
-    ActionFormatError,
-    CommandStep,
-    ShellStep,
-    Step,
-    Syntax,
-    split_action,
-)
+from swe_aci.aci.parsing import ActionFormatError, CommandStep, ShellStep, Step, split_action
 from swe_aci.aci.search import CommandTimedOut, Search
 from swe_aci.aci.shellwords import invocations, simple_commands
 from swe_aci.aci.submit import submission
@@ -59,32 +52,18 @@ class ACI:
         self.config = config or ACIConfig()
         self.hidden_patch = hidden_patch
         self.viewer = Viewer(env, self.config)
-        editor = Editor(self.viewer, self.config)
-        search = Search(self.viewer, self.config)
-        handlers: dict[str, Callable[[tuple[str, ...], tuple[str, ...] | None], str]] = {
-            "open": lambda args, _: self.viewer.open(args),
-            "goto": lambda args, _: self.viewer.goto(args),
-            "scroll_down": lambda args, _: self.viewer.scroll_down(args),
-            "scroll_up": lambda args, _: self.viewer.scroll_up(args),
-            "create": lambda args, _: self.viewer.create(args),
-            "edit": editor.edit,
-            "search_file": lambda args, _: search.search_file(args),
-            "search_dir": lambda args, _: search.search_dir(args),
-            "find_file": lambda args, _: search.find_file(args),
-        }
-        self._handlers = {name: handlers[name] for name in self.config.commands if name in handlers}
-        self._syntax = {
-            doc.name: Syntax(doc.signature.split("\n")[0], doc.signature, doc.end_name)
-            for doc in self.command_docs()
-        }
-        self._unavailable = frozenset(ALL_COMMANDS) - set(self.config.commands)
+        self.editor = Editor(self.viewer, self.config)
+        self.search = Search(self.viewer, self.config)
+        self._commands = {name: BY_NAME[name] for name in self.config.commands}
+        self._syntax = {name: command.syntax for name, command in self._commands.items()}
+        self._unavailable = frozenset(BY_NAME) - set(self._commands)
         self._blocklist = Blocklist(
             self.config.interactive_blocklist, self.config.standalone_blocklist
         )
 
     def command_docs(self) -> list[CommandDoc]:
         """The enabled commands in config order (plain shell commands need no entry)."""
-        return [command_doc(name, self.config.window) for name in self.config.commands]
+        return [command.doc(self.config) for command in self._commands.values()]
 
     def check(self, action: str) -> ActionProblem | None:
         try:
@@ -103,10 +82,9 @@ class ACI:
             return Observation(output=problem.message)
         outputs: list[str] = []
         for step in steps:
-            if isinstance(step, CommandStep) and step.name == "submit":
-                patch = self.submission()
-                return Observation(output=patch, submission=patch, done=True)
             output, timed_out = self._run_step(step)
+            if isinstance(step, CommandStep) and self._commands[step.name].ends_episode:
+                return Observation(output=output, submission=output, done=True)
             outputs.append(output)
             if timed_out:
                 return Observation(output=_join(outputs), timed_out=True)
@@ -125,7 +103,7 @@ class ACI:
         """(output, timed out) of one step."""
         if isinstance(step, CommandStep):
             try:
-                return self._handlers[step.name](step.args, step.body), False
+                return self._commands[step.name].run(self, step), False
             except CommandError as error:
                 return str(error), False
             except CommandTimedOut as timeout:
