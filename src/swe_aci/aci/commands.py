@@ -29,7 +29,7 @@ Handler = Callable[["ACI", CommandStep], str]
 class Command:
     name: str
     signature: str  # first line: the command line; a multi-line command continues to `end_name`
-    docstring: str  # one line; `{config.<field>}` is filled in from the ACI config
+    docstring: str | Callable[[ACIConfig], str]  # one line; a str may use `{config.<field>}`
     run: Handler
     arguments: tuple[ArgumentDoc, ...] = ()
     end_name: str | None = None  # the terminator line of a multi-line command
@@ -40,7 +40,9 @@ class Command:
         return CommandDoc(
             self.name,
             self.signature,
-            self.docstring.format(config=config),
+            self.docstring(config)
+            if callable(self.docstring)
+            else self.docstring.format(config=config),
             self.arguments,
             self.end_name,
         )
@@ -54,6 +56,17 @@ def _arg(name: str, description: str, required: bool = True, type: str = "string
     return ArgumentDoc(name, type, description, required)
 
 
+EDIT_DOC = (
+    "replaces lines <start_line> through <end_line> (inclusive) with the given text in the open "
+    "file. The replacement text is terminated by a line with only end_of_edit on it. All of the "
+    "<replacement text> will be entered, so make sure your indentation is formatted properly."
+)
+EDIT_LINT_DOC = (
+    " Python files will be checked for syntax errors after the edit. If the system detects a "
+    "syntax error, the edit will not be executed. Simply try to edit the file again, but make "
+    "sure to read the error message and modify the edit command you issue accordingly. Issuing "
+    "the same command a second time will just lead to the same error message again."
+)
 _CURRENT_DIR = "the directory to search in (if not provided, searches in the current directory)"
 _TERM = _arg("search_term", "the term to search for")
 
@@ -104,14 +117,7 @@ COMMANDS: tuple[Command, ...] = (
     Command(
         "edit",
         "edit <start_line>:<end_line>\n<replacement_text>\nend_of_edit",
-        "replaces lines <start_line> through <end_line> (inclusive) with the given text in the "
-        "open file. The replacement text is terminated by a line with only end_of_edit on it. "
-        "All of the <replacement text> will be entered, so make sure your indentation is "
-        "formatted properly. Python files will be checked for syntax errors after the edit. If "
-        "the system detects a syntax error, the edit will not be executed. Simply try to edit "
-        "the file again, but make sure to read the error message and modify the edit command "
-        "you issue accordingly. Issuing the same command a second time will just lead to the "
-        "same error message again.",
+        lambda config: EDIT_DOC + (EDIT_LINT_DOC if config.lint else ""),
         lambda aci, step: aci.editor.edit(step.args, step.body),
         (
             _arg("start_line", "the line number to start the edit at", type="integer"),
@@ -150,6 +156,38 @@ COMMANDS: tuple[Command, ...] = (
         "current directory",
         lambda aci, step: aci.search.find_file(step.args),
         (_arg("file_name", "the name of the file to search for"), _arg("dir", _CURRENT_DIR, False)),
+    ),
+    Command(
+        "search",
+        "search <search_term> [<path>]",
+        "searches for search_term (a literal string, not a regular expression) in path (a file, "
+        "or all files in a directory; if not provided, the current directory) and opens the "
+        "first match in the editor, with {config.search_context} lines around it. The next and "
+        "prev commands move to the other matches",
+        lambda aci, step: aci.iterative.search(step.args),
+        (
+            _TERM,
+            _arg(
+                "path",
+                "the file or directory to search in (if not provided, the current directory)",
+                required=False,
+            ),
+        ),
+        default=False,
+    ),
+    Command(
+        "next",
+        "next",
+        "opens the next match of the last search",
+        lambda aci, step: aci.iterative.next(step.args),
+        default=False,
+    ),
+    Command(
+        "prev",
+        "prev",
+        "opens the previous match of the last search",
+        lambda aci, step: aci.iterative.prev(step.args),
+        default=False,
     ),
     Command(
         "submit",

@@ -6,6 +6,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validat
 
 from swe_aci.aci.commands import BY_NAME, DEFAULT_COMMANDS
 
+WINDOW_COMMANDS = ("goto", "scroll_up", "scroll_down")  # they move a window of fixed size
 DEFAULT_LINT_SELECT = ["F821", "F822", "F831", "E111", "E112", "E113", "E999", "E902"]
 
 
@@ -18,9 +19,16 @@ class ACIConfig(BaseModel):
         default_factory=lambda: list(DEFAULT_COMMANDS),
         description="enabled ACI commands, in the order their docs are shown; the shell is implicit",
     )
-    window: int = Field(default=100, gt=0, description="lines shown by the file viewer")
+    window: int | None = Field(
+        default=100,
+        gt=0,
+        description="lines shown by the file viewer; null shows whole files (no goto or scrolling)",
+    )
     overlap: int = Field(default=2, ge=0, description="lines kept on screen when scrolling")
     search_cap: int = Field(default=50, gt=0, description="more results than this are not listed")
+    search_context: int = Field(
+        default=3, ge=0, description="lines shown each side of a match of the `search` command"
+    )
     lint: bool = Field(
         default=True, description="reject edits that introduce flake8 errors (.py files)"
     )
@@ -73,6 +81,17 @@ class ACIConfig(BaseModel):
             )
         if len(set(value)) != len(value):
             raise ValueError("an ACI command is listed twice")
+        return value
+
+    @field_validator("window")
+    @classmethod
+    def _moving_needs_a_window(cls, value: int | None, info: ValidationInfo) -> int | None:
+        moving = [name for name in info.data.get("commands", []) if name in WINDOW_COMMANDS]
+        if value is None and moving:
+            raise ValueError(
+                f"null (whole files) leaves nothing to move: remove {', '.join(moving)} from "
+                "aci.commands"
+            )
         return value
 
     @field_validator("overlap")

@@ -15,6 +15,7 @@ from swe_aci.aci.commands import BY_NAME
 from swe_aci.aci.config import ACIConfig
 from swe_aci.aci.docs import ArgumentDoc, CommandDoc
 from swe_aci.aci.editor import Editor
+from swe_aci.aci.iterative import IterativeSearch
 from swe_aci.aci.parsing import ActionFormatError, CommandStep, ShellStep, Step, split_action
 from swe_aci.aci.search import CommandTimedOut, Search
 from swe_aci.aci.shellwords import invocations, simple_commands
@@ -54,6 +55,7 @@ class ACI:
         self.viewer = Viewer(env, self.config)
         self.editor = Editor(self.viewer, self.config)
         self.search = Search(self.viewer, self.config)
+        self.iterative = IterativeSearch(self.viewer, self.search, self.config)
         self._commands = {name: BY_NAME[name] for name in self.config.commands}
         self._syntax = {name: command.syntax for name, command in self._commands.items()}
         self._unavailable = frozenset(BY_NAME) - set(self._commands)

@@ -68,6 +68,22 @@ class Search:
             raise CommandError("Usage: search_dir <search_term> [<dir>]")
         term = args[0]
         directory = self.viewer.resolve(args[1] if len(args) == 2 else ".")
+        count, hits = self.matching_files(term, directory)
+        if count == 0:
+            return f'No matches found for "{term}" in {directory}'
+        if count > self.cap:
+            return self.too_many_files(count, term, directory)
+        return "\n".join(
+            [
+                f'Found {sum(m for _, m in hits)} matches for "{term}" in {directory}:',
+                *(f"{path} ({m} matches)" for path, m in hits),
+                f'End of matches for "{term}" in {directory}',
+            ]
+        )
+
+    def matching_files(self, term: str, directory: str) -> tuple[int, list[tuple[str, int]]]:
+        """How many files under `directory` hold `term` (hidden and binary files skipped), and
+        when that is at most the cap, each one's absolute path and matching-line count, sorted."""
         # grep without a file operand searches the working directory: an operand would itself be
         # subject to --exclude-dir (so "." or a path below a hidden directory would find nothing).
         lister = (
@@ -75,24 +91,17 @@ class Search:
             f"--exclude='.*' -e {shlex.quote(term)} 2>/dev/null) | grep -v ':0$'"
         )
         count, rows = self._capped(directory, lister)
-        if count == 0:
-            return f'No matches found for "{term}" in {directory}'
-        if count > self.cap:
-            return (
-                f'More than {count} files matched for "{term}" in {directory}. '
-                "Please narrow your search."
-            )
         hits = []
         for row in rows:
             relative, _, matches = row.rpartition(":")
             hits.append((posixpath.join(directory, relative), int(matches)))
-        hits.sort()
-        return "\n".join(
-            [
-                f'Found {sum(m for _, m in hits)} matches for "{term}" in {directory}:',
-                *(f"{path} ({m} matches)" for path, m in hits),
-                f'End of matches for "{term}" in {directory}',
-            ]
+        return count, sorted(hits)
+
+    @staticmethod
+    def too_many_files(count: int, term: str, directory: str) -> str:
+        return (
+            f'More than {count} files matched for "{term}" in {directory}. '
+            "Please narrow your search."
         )
 
     def find_file(self, args: tuple[str, ...]) -> str:

@@ -26,10 +26,10 @@ class Viewer:
 
     def __init__(self, env: Environment, config: ACIConfig) -> None:
         self.env = env
-        self.window = config.window
-        self.step = config.window - config.overlap
+        self.window = config.window  # None: whole files
+        self.step = (config.window or 0) - config.overlap
         self.path: str | None = None
-        self.centre = config.window // 2
+        self.centre = (config.window or 0) // 2
 
     # -- helpers shared with the editor and search -----------------------------------------
 
@@ -75,7 +75,7 @@ class Viewer:
             )
         text = self.read(self.resolve(args[0]))
         warnings: list[str] = []
-        centre = self.window // 2
+        centre = (self.window or 0) // 2
         if line is not None:
             number = int(line)
             if number > text.total:

@@ -64,31 +64,44 @@ def join_lines(lines: list[str] | tuple[str, ...]) -> str:
     return "".join(line + "\n" for line in lines)
 
 
-def constrain(centre: int, total: int, window: int) -> int:
+def constrain(centre: int, total: int, window: int | None) -> int:
+    if window is None:
+        return centre
     half = window // 2
     return max(min(centre, total - half), half)
 
 
-def visible_range(total: int, centre: int, window: int) -> tuple[int, int]:
-    """First and last visible line (1-based, inclusive; last < first when nothing is shown)."""
+def visible_range(total: int, centre: int, window: int | None) -> tuple[int, int]:
+    """First and last visible line (1-based, inclusive; last < first when nothing is shown).
+    A window of None shows the whole file."""
+    if window is None:
+        return 1, total
     centre = constrain(centre, total, window)
     last = min(total, max((2 * centre + window) // 2, window // 2))
     first = max(1, last - window + 1)
     return first, last
 
 
-def centre_for_line(line: int, window: int) -> int:
+def centre_for_line(line: int, window: int | None) -> int:
     """The centre that puts `line` on row floor(W/6) (row 16 of 100), as `open f N` / `goto N`."""
+    if window is None:
+        return line
     return max(line + window // 2 - window // 6, 1)
 
 
-def render(text: FileText, centre: int, window: int) -> str:
+def render(text: FileText, centre: int, window: int | None) -> str:
     """The viewer layout: header, `(A more lines above)`, `n:line` rows, `(B more lines below)`."""
+    if text.binary:
+        return render_range(text, 1, 0)
+    return render_range(text, *visible_range(text.total, centre, window))
+
+
+def render_range(text: FileText, first: int, last: int) -> str:
+    """The viewer layout showing lines first..last."""
     out = [f"[File: {text.path} ({text.total} lines total)]"]
     if text.binary:
         out.append(BINARY_NOTICE)
         return "\n".join(out)
-    first, last = visible_range(text.total, centre, window)
     if first > 1:
         out.append(f"({first - 1} more lines above)")
     out.extend(f"{number}:{text.lines[number - 1]}" for number in range(first, last + 1))

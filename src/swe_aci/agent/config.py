@@ -70,6 +70,7 @@ class EpisodeConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
+    description: str = Field("", description="one line shown by swe-aci configs")
     agent: AgentConfig
     aci: ACIConfig = Field(default_factory=ACIConfig)
     model: ModelConfig = Field(default_factory=ModelConfig)
