@@ -225,3 +225,12 @@ def test_no_lint_prompt_does_not_promise_the_guardrail(episode: Callable[..., An
 def test_context_ablations_are_agent_settings() -> None:
     assert ablation("full_history").agent.history.type == "full"
     assert ablation("no_demonstration").agent.demonstrations == []
+
+
+@pytest.mark.parametrize("path", sorted(ABLATIONS.glob("*.yaml")), ids=lambda path: path.stem)
+def test_the_demonstration_uses_only_the_ablations_commands(path: Path, session: Session) -> None:
+    config = load_config(path)
+    aci = session({"a.txt": "a\n"}, **config.aci.model_dump())
+    for demonstration in config.agent.demonstrations:
+        for step in load_trajectory(demonstration)["trajectory"]:
+            assert aci.check(step["action"].strip()) is None, step["action"]
