@@ -6,9 +6,9 @@
 The Django source distribution is fetched from PyPI once (pip download) into bench/.cache,
 unpacked and committed to a git repository there. For each backend that can run here, the script
 times session start, the shell round trip, the viewer, an edit with linting on a ~2000-line file,
-search_dir against plain `grep -rn` on the same tree, and submit, then prints the median and the
-spread of every operation. Targets: ACI overhead beyond the shell round trip under 5 ms; search_dir
-within 1.2x of `grep -rn`.
+search_dir against plain `grep -rn` on the same tree, the iterative search, and submit, then
+prints the median and the spread of every operation. Targets: ACI overhead beyond the shell round
+trip under 5 ms; search_dir within 1.2x of `grep -rn`.
 
 `--big-edit N` instead times one edit of an N-line Python file (local backend, in a fresh child
 process so its peak RSS is the edit's own): the wall time and the growth of the peak RSS over
@@ -166,6 +166,12 @@ def bench_backend(
         record(
             "find_file models.py", timed(expect(aci, "find_file models.py", "models.py"), repeat)
         )
+        iterative = ACI(env, ACIConfig(commands=["open", "search", "next", "prev", "submit"]))
+        record(
+            f"search {RARE_TERM} (iterative)",
+            timed(expect(iterative, f"search {RARE_TERM}", "[Match 1 of"), repeat),
+        )
+        record("next (iterative)", timed(expect(iterative, "next", "[Match 2 of"), repeat))
         record("submit", timed(lambda: aci.execute("submit"), max(3, repeat // 5)))
     finally:
         for env in environments:
