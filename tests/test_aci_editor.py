@@ -1,4 +1,4 @@
-"""The editor and its lint guardrail (ACI.md "Editor")."""
+"""The editor and its lint guardrail."""
 
 from __future__ import annotations
 

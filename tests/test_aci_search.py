@@ -1,4 +1,4 @@
-"""search_file, search_dir and find_file (ACI.md "Search")."""
+"""search_file, search_dir and find_file."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The file viewer: open, goto, scroll_down, scroll_up, create (ACI.md "Viewer")."""
+"""The file viewer: open, goto, scroll_down, scroll_up, create."""
 
 from __future__ import annotations
 

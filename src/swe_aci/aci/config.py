@@ -11,7 +11,8 @@ DEFAULT_LINT_SELECT = ["F821", "F822", "F831", "E111", "E112", "E113", "E999", "
 
 
 class ACIConfig(BaseModel):
-    """The interface of ACI.md. Every paper ablation is a variation of these fields."""
+    """The agent-computer interface: its commands and how they behave. The interface ablations of
+    the paper (configs/ablations/) are variations of these fields."""
 
     model_config = ConfigDict(extra="forbid")
 
