@@ -66,7 +66,6 @@ class ACIConfig(BaseModel):
         default="Interactive operation '{command}' is not supported by this environment",
         description="the refusal; {command} is the blocklist entry that matched",
     )
-
     unavailable_message: str = Field(
         default="The command '{command}' is not available in this interface",
         description="the refusal of an ACI command the config leaves out; {command} is its name",
