@@ -384,6 +384,6 @@ def test_shell_only_config(session: Session) -> None:
     assert result.exit_status == "submitted"
     assert "+    return a + b" in result.submission
     traj = session.trajectory()
-    assert "open: command not found" in traj["trajectory"][0]["observation"]
+    assert traj["trajectory"][0]["action"].startswith("sed")  # `open` was refused: not a command
     assert "signature: submit" in traj["history"][0]["content"]
     assert "signature: open" not in traj["history"][0]["content"]

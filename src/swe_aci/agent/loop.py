@@ -178,6 +178,7 @@ class Agent:
             command_docs=render_command_docs(self.docs),
             WINDOW=self.aci.config.window,
             parser=self.parser.name,
+            aci=self.aci.config,
         )
         messages: list[Message] = [
             {"role": "system", "content": system, "message_type": "system_prompt"}
@@ -195,6 +196,7 @@ class Agent:
             "instance",
             problem_statement=problem_statement,
             parser=self.parser.name,
+            aci=self.aci.config,
             **state_variables(state),
         )
         messages.append({"role": "user", "content": instance, "message_type": "instance"})
