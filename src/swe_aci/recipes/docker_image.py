@@ -157,6 +157,10 @@ def build_task_image(
         lines += [
             f"RUN {json.dumps([*build_env, 'bash', '-c', command])}" for command in recipe.install
         ]
+        lines.append(  # what the install left untracked is ignored, as on the host
+            "RUN git -c safe.directory='*' ls-files --others --directory | sed 's|^|/|' "
+            ">> .git/info/exclude"
+        )
         lines.append(f"LABEL {COMMIT_LABEL}={commit} swe-aci.recipe={image.rsplit(':', 1)[-1]}")
         run_build(client, context, lines, image, log)
     return commit

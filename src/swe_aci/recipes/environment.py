@@ -44,7 +44,7 @@ def task_environment(
     log: Callable[[str], None] | None = None,
 ) -> TaskEnvironment:
     """Build (or find in the cache) what `task` needs on `env_config.backend`. Raises RecipeError."""
-    cache_root = cache_dir or default_cache_dir()
+    cache_root = (cache_dir or default_cache_dir()).expanduser().resolve()
     if task.environment is None:
         image = task.image or official_image(task.instance_id)
         return image_environment(task, env_config, image, official=task.image is None)
