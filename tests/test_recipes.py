@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import http.server
 import io
@@ -136,7 +137,7 @@ def test_failing_install_is_one_line_with_its_log_and_is_retried_next_time(tmp_p
 def test_unavailable_python_is_one_line(tmp_path: Path) -> None:
     project = make_project(tmp_path / "calc")
     task = one_task(tmp_path, {"git": str(project)}, python="2.5")
-    with pytest.raises(RecipeError, match="python 2.5 is not available"):
+    with pytest.raises(RecipeError, match=r"python 2\.5 is not available"):
         task_environment(task, EnvConfig(backend="local"), cache_dir=tmp_path / "cache")
 
 
@@ -164,7 +165,7 @@ def test_image_rows_need_docker_and_official_rows_name_the_swe_bench_image(tmp_p
     assert official_image(task.instance_id) == (
         "swebench/sweb.eval.x86_64.django_1776_django-11099:latest"
     )
-    with pytest.raises(RecipeError, match="official SWE-bench image.*--env docker"):
+    with pytest.raises(RecipeError, match=r"official SWE-bench image.*--env docker"):
         task_environment(task, EnvConfig(backend="bwrap"))
     with pytest.raises(RecipeError, match="image my/img"):
         task_environment(
@@ -232,7 +233,7 @@ def test_pypi_sdist_is_fetched_through_the_index_and_checked(tmp_path: Path, ind
     with pytest.raises(RecipeError, match="sha256 mismatch"):
         task_environment(wrong, EnvConfig(backend="local"), cache_dir=tmp_path / "cache2")
     missing = one_task(tmp_path, {"pypi_sdist": "calc-lib==2.0", "sha256": digest})
-    with pytest.raises(RecipeError, match="no sdist calc-lib-2.0"):
+    with pytest.raises(RecipeError, match=r"no sdist calc-lib-2\.0"):
         task_environment(missing, EnvConfig(backend="local"), cache_dir=tmp_path / "cache3")
 
 
@@ -242,10 +243,8 @@ def test_sdist_members_leaving_the_tree_are_refused(tmp_path: Path, evil: str) -
     archive.write_bytes(sdist_bytes({"pkg-1.0/setup.py": b""}, evil=evil))
     dest = tmp_path / "work" / "tree"
     dest.parent.mkdir()
-    try:
+    with contextlib.suppress(RecipeError):  # refused, or stripped to a path inside the tree
         unpack_sdist(archive, dest)
-    except RecipeError:
-        pass
     assert not (tmp_path / "work" / "escaped.txt").exists()
     assert not (tmp_path / "escaped.txt").exists()
     assert not Path("/tmp/absolute-escape.txt").exists()
