@@ -172,3 +172,16 @@ def test_task_model_keeps_passthrough_fields() -> None:
     task = Task.model_validate({**SWE_BENCH_ROW, "difficulty": "15 min"})
     assert task.environment_setup_commit == SWE_BENCH_ROW["environment_setup_commit"]
     assert task.created_at == SWE_BENCH_ROW["created_at"]
+
+
+def test_a_saved_hugging_face_dataset_loads_like_a_file(tmp_path: Path) -> None:
+    datasets = pytest.importorskip("datasets")
+    rows = [SWE_BENCH_ROW, {**SWE_BENCH_ROW, "instance_id": "bad id!"}]
+    saved = tmp_path / "SWE-bench_Lite"
+    datasets.DatasetDict({"test": datasets.Dataset.from_list(rows)}).save_to_disk(str(saved))
+    task_set = load_tasks(saved)
+    assert [task.instance_id for task in task_set.tasks] == ["astropy__astropy-12907"]
+    assert task_set.tasks[0].FAIL_TO_PASS[0].endswith("test_separable[compound_model6]")
+    (problem,) = task_set.problems
+    assert (problem.location, problem.instance_id) == ("index 1", "bad id!")
+    assert len(task_set.source_hash) == 64
