@@ -205,7 +205,7 @@ class BatchRunner:
                 ready, _ = ray.wait(list(in_flight), num_returns=1, timeout=POLL_SECONDS)
                 for ref in ready:
                     self._handle("done", self._ray_result(ray, ref, in_flight.pop(ref)))
-                for instance_id, (steps, action) in ray.get(board.snapshot.remote()).items():
+                for instance_id, (steps, action) in ray_get(board.snapshot.remote(), {}).items():
                     self._handle("step", (instance_id, steps, action))
                 self._drain(0)
                 if self.state.fatal:
@@ -311,8 +311,6 @@ def run_on_ray_worker(
     task: Task, config: EpisodeConfig, output_dir: Path, cache_dir: Path | None, board: Any
 ) -> InstanceResult:
     """A Ray task: one instance, from scratch (a retried task starts over)."""
-    import ray
-
     from swe_aci.batch.outputs import BatchOutputs
 
     BatchOutputs.start_instance_in(output_dir, task.instance_id)
@@ -322,5 +320,15 @@ def run_on_ray_worker(
         output_dir,
         cache_dir=cache_dir,
         on_step=lambda instance_id, steps, action: board.report.remote(instance_id, steps, action),
-        should_stop=lambda: bool(ray.get(board.stopping.remote())),
+        should_stop=lambda: bool(ray_get(board.stopping.remote(), False)),
     )
+
+
+def ray_get(ref: Any, default: Any, timeout: float = 10.0) -> Any:
+    """A bounded wait on the step board: its answer, or `default` when it does not come."""
+    import ray
+
+    try:
+        return ray.get(ref, timeout=timeout)
+    except (ray.exceptions.GetTimeoutError, ray.exceptions.RayActorError):
+        return default

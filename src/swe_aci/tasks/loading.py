@@ -197,12 +197,9 @@ def read_dataset(name: str) -> tuple[list[tuple[str, Any]], str]:
         ) from None
     try:
         if Path(name).is_dir():
-            loaded = datasets.load_from_disk(name)
-            split = (
-                next(iter(loaded.values())) if isinstance(loaded, datasets.DatasetDict) else loaded
-            )
-            if isinstance(loaded, datasets.DatasetDict) and "test" in loaded:
-                split = loaded["test"]
+            split = datasets.load_from_disk(name)
+            if isinstance(split, datasets.DatasetDict):  # the `test` split, else the first one
+                split = split["test"] if "test" in split else next(iter(split.values()))
         else:
             dataset_id, _, split_name = name.partition(":")
             split = datasets.load_dataset(dataset_id, split=split_name or "test")
