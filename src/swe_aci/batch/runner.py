@@ -113,11 +113,11 @@ class BatchRunner:
     def _next_task(self) -> Task | None:
         with self._lock:
             limit = self.options.total_cost
-            if limit and self.state.cost >= limit and not self._stopping:
+            if limit and self.state.cost >= limit and self.state.stop_reason is None:
+                # running instances finish; only new ones are not started
                 self.state.stop_reason = f"total cost limit ${limit:.2f} reached"
                 logger.info("no new instances: %s", self.state.stop_reason)
-                self._stopping = True
-            if self._stopping or not self.pending:
+            if self.state.stop_reason is not None or not self.pending:
                 return None
             return self.pending.pop()
 
