@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from swe_aci.tasks import Task, TaskFileError, load_tasks
+from swe_aci.tasks import Task, TaskFileError, load_task, load_tasks
 
 
 def row(instance_id: str, **extra: object) -> dict[str, object]:
@@ -185,3 +185,15 @@ def test_a_saved_hugging_face_dataset_loads_like_a_file(tmp_path: Path) -> None:
     (problem,) = task_set.problems
     assert (problem.location, problem.instance_id) == ("index 1", "bad id!")
     assert len(task_set.source_hash) == 64
+
+
+def test_one_task_by_file_and_id(tmp_path: Path) -> None:
+    path = tmp_path / "tasks.jsonl"
+    path.write_text(json.dumps(row("a-1")) + "\n" + json.dumps({"instance_id": "b-2"}) + "\n")
+    assert load_task(f"{path}:a-1").instance_id == "a-1"
+    with pytest.raises(TaskFileError, match=r"line 2 \(b-2\): missing key"):
+        load_task(f"{path}:b-2")
+    with pytest.raises(TaskFileError, match="no task 'c-3'"):
+        load_task(f"{path}:c-3")
+    with pytest.raises(TaskFileError, match="expected FILE:ID"):
+        load_task(str(path))

@@ -84,6 +84,21 @@ def load_tasks(
     return TaskSet(tasks, problems, source_hash)
 
 
+def load_task(spec: str) -> Task:
+    """One task by `FILE:ID` (for debugging a single instance). Raises TaskFileError."""
+    file, separator, instance_id = spec.rpartition(":")
+    if not separator or not file or not instance_id:
+        raise TaskFileError(f"bad instance {spec!r}: expected FILE:ID")
+    task_set = load_tasks(file)
+    for task in task_set.tasks:
+        if task.instance_id == instance_id:
+            return task
+    for problem in task_set.problems:
+        if problem.instance_id == instance_id:
+            raise TaskFileError(str(problem))
+    raise TaskFileError(f"no task {instance_id!r} in {file}")
+
+
 def parse_row(row: Any, base_dir: Path) -> Task:
     """Validate one row; a relative `path` source becomes absolute against the task file's
     directory. Raises ValueError with a one-line reason."""
