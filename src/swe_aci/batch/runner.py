@@ -1,5 +1,13 @@
 """The batch driver: schedules instances on worker threads or Ray tasks, records each result as it
-arrives (the only writer of the output files), and stops cleanly on Ctrl-C or a cost limit."""
+arrives (the only writer of the output files), and stops cleanly on Ctrl-C or a cost limit.
+
+On Ray each instance is one task (retried once if its worker dies), which builds or finds its own
+environment. Without `--ray-address` a local Ray instance is started; to outgrow one machine, start
+a cluster (`ray start --head` on one machine, `ray start --address=HEAD:6379` on the others) and
+pass `--ray-address HEAD:6379` (or `ray://HEAD:10001` from outside the cluster). Every node needs
+swe-aci and its sandbox (bwrap, or docker with swe-aci/base:bookworm), and the output directory
+must be on a filesystem all nodes share: workers write the trajectories there.
+"""
 
 from __future__ import annotations
 
