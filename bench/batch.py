@@ -101,8 +101,12 @@ def build_times(root: Path, backend: str, install: list[str] | None) -> tuple[fl
     times = []
     for _ in range(2):
         started = time.perf_counter()
-        task_environment(task, EnvConfig(backend=backend), cache_dir=cache)  # type: ignore[arg-type]
+        prepared = task_environment(task, EnvConfig(backend=backend), cache_dir=cache)  # type: ignore[arg-type]
         times.append(time.perf_counter() - started)
+    if (
+        backend == "docker"
+    ):  # the task image is the bench's own: remove it (interpreter images stay)
+        subprocess.run(["docker", "rmi", "-f", str(prepared.config.image)], capture_output=True)
     return times[0], times[1]
 
 
