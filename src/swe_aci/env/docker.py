@@ -205,7 +205,9 @@ class DockerEnvironment(SessionEnvironment):
             "git config --global --add safe.directory '*' 2>/dev/null\n"
             'cd "$1" || exit 3\n'
             'sha=$(git rev-parse --verify --quiet "$2^{commit}") || exit 4\n'
-            'git checkout -q -f --detach "$sha" && git reset -q --hard "$sha" && git clean -fdxq\n'
+            # Untracked files go, ignored ones stay: an image's build products (compiled
+            # extensions, egg-info) are ignored files the package needs.
+            'git checkout -q -f --detach "$sha" && git reset -q --hard "$sha" && git clean -fdq\n'
             '[ $? = 0 ] || exit 5\nprintf %s "$sha"\n'
         )
         code, out, err = self._exec(["bash", "-c", script, "reset", self._repo, commit or "HEAD"])
