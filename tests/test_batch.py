@@ -127,7 +127,8 @@ def test_total_cost_limit_stops_starting_instances(tmp_path: Path) -> None:
 def test_a_fatal_model_error_stops_the_batch_with_one_line(tmp_path: Path) -> None:
     task_file = generated_task_file(tmp_path, 2)
     out = tmp_path / "out"
-    args = batch_args(task_file, out, "--model", "anthropic/claude-x")
+    args = ["batch", "--instances", str(task_file), "--output-dir", str(out), "--env", "local"]
+    args += ["--model", "anthropic/claude-x"]
     result = CliRunner(env={**PLAIN, "ANTHROPIC_API_KEY": None}).invoke(app, args)
     assert result.exit_code == 1, result.output
     lines = [line for line in result.stderr.splitlines() if line.strip()]
