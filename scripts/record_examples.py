@@ -16,7 +16,7 @@ from pathlib import Path
 
 import yaml
 
-from swe_aci.agent.config import load_config
+from swe_aci.episode import load_config
 from swe_aci.agent.trajectory import load_trajectory
 from swe_aci.episode import RepoSource, read_issue, resolved_repo, run_episode
 

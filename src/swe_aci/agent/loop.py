@@ -1,15 +1,18 @@
 """The agent loop: query the model, parse its action, run it through the ACI, record, repeat.
 
-Normative behaviour: ACI.md ("The model's response format", "Context management", "Episode
-end"). The trajectory is rewritten atomically after every step, so a run killed at any moment
-leaves a valid file holding the finished steps.
+Every step is appended to the trajectory journal as it finishes (see `agent/trajectory.py`), so a
+run killed at any moment leaves the finished steps readable; the `.traj` is written at the end,
+also when the episode is interrupted (Ctrl-C, SIGTERM, SIGHUP: exit status `exit_interrupted`).
 """
 
 from __future__ import annotations
 
+import logging
+import signal
 import time
-from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+import traceback
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +21,12 @@ from swe_aci.agent.config import AgentConfig
 from swe_aci.agent.history import process_history
 from swe_aci.agent.parsing import FormatError, ParsedAction, make_parser
 from swe_aci.agent.templates import Templates, demonstration_text, render_command_docs
-from swe_aci.agent.trajectory import load_trajectory, write_json_atomic, write_predictions
+from swe_aci.agent.trajectory import (
+    TrajectoryWriter,
+    is_valid_instance_id,
+    load_trajectory,
+    write_predictions,
+)
 from swe_aci.models.base import (
     ContextWindowExceeded,
     Message,
@@ -26,14 +34,16 @@ from swe_aci.models.base import (
     ModelAPIError,
     ModelAuthError,
     ModelConfigError,
-    ModelError,
     ModelReply,
     ModelStats,
     RepliesExhausted,
 )
 from swe_aci.models.tools import assistant_message
 
+logger = logging.getLogger(__name__)
+
 SUBMITTED = "submitted"
+INTERRUPTED = "exit_interrupted"  # recorded, never replayed: not a way an episode ends itself
 EXIT_REASONS = {
     "exit_cost": "cost limit",
     "exit_context": "context window",
@@ -67,6 +77,8 @@ class EpisodeResult:
     submission: str
     stats: ModelStats
     trajectory_path: Path
+    error: str | None = None
+    error_trace: str | None = None  # set when the episode ended on an unexpected error
 
 
 @dataclass
@@ -78,14 +90,48 @@ class _Usage:
     cached_tokens: int = 0
 
 
+class Interrupted(KeyboardInterrupt):
+    """Raised by a signal handler (SIGTERM, SIGHUP) to end an episode as Ctrl-C does."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
 class _Exit(Exception):
     """Ends the episode from deep inside a step with `status` (an EXIT_REASONS key)."""
 
-    def __init__(self, status: str, *, response: str = "", error: str | None = None) -> None:
+    def __init__(
+        self,
+        status: str,
+        *,
+        response: str = "",
+        error: str | None = None,
+        trace: str | None = None,
+    ) -> None:
         super().__init__(status)
         self.status = status
         self.response = response
         self.error = error
+        self.trace = trace
+
+
+# Model errors the user must fix (config, key): they escape the episode instead of ending it.
+ESCAPING_ERRORS = (ModelConfigError, ModelAuthError)
+
+
+def exit_for(error: Exception) -> _Exit:
+    """How an error raised during a step ends the episode (not for ESCAPING_ERRORS)."""
+    if isinstance(error, _Exit):
+        return error
+    if isinstance(error, ContextWindowExceeded):
+        return _Exit("exit_context", error=str(error))
+    if isinstance(error, RepliesExhausted) and error.recorded_exit in EXIT_REASONS:
+        return _Exit(error.recorded_exit)  # a replay ends as its recording did
+    if isinstance(error, ModelAPIError):
+        return _Exit("exit_api", error=str(error))
+    trace = "".join(traceback.format_exception(error))
+    return _Exit("exit_error", error=f"{type(error).__name__}: {error}", trace=trace)
 
 
 @dataclass
@@ -103,7 +149,10 @@ class _Episode:
 
 
 class Agent:
-    """Runs one episode of `model` on an issue through `aci`, writing its trajectory as it goes."""
+    """Runs one episode of `model` on an issue through `aci`, writing its trajectory as it goes.
+
+    `environment` names the sandbox backend the ACI runs on (recorded in the trajectory).
+    """
 
     def __init__(
         self,
@@ -113,15 +162,20 @@ class Agent:
         *,
         output_dir: Path,
         instance_id: str,
+        environment: str,
         on_step: Callable[[StepRecord], None] | None = None,
     ) -> None:
+        if not is_valid_instance_id(instance_id):
+            raise ValueError(f"invalid instance id {instance_id!r}")
         self.config = config
         self.model = model
         self.aci = aci
         self.instance_id = instance_id
+        self.environment = environment
         self.on_step = on_step
         self.directory = Path(output_dir) / instance_id
         self.trajectory_path = self.directory / f"{instance_id}.traj"
+        self.writer = TrajectoryWriter(self.trajectory_path)
         self.docs = aci.command_docs()
         self.parser = make_parser(config.parser, self.docs)
         self.templates = Templates(config.templates)
@@ -133,20 +187,29 @@ class Agent:
     # -- the episode -------------------------------------------------------------------------
 
     def run(self, problem_statement: str) -> EpisodeResult:
-        """Run until submission or an exit; always leaves the trajectory and predictions."""
+        """Run until submission or an exit; always leaves the trajectory, and the predictions
+        when the episode ended by itself. An interrupt is recorded, then re-raised."""
         episode = _Episode(problem_statement=problem_statement)
         try:
             episode.state = self.aci.state()
             episode.history = self._initial_messages(problem_statement, episode.state)
-            self._save(episode)
+            self.writer.start(self._header(episode), episode.history, self._info(episode))
             status, submission = self._loop(episode)
-        except BaseException:
-            self._save(episode)
+            episode.info.update(exit_status=status, submission=submission)
+        except KeyboardInterrupt as interrupt:
+            self._interrupted(episode, interrupt)
             raise
-        episode.info.update(exit_status=status, submission=submission)
-        self._save(episode)
+        finally:
+            self.writer.finish(self._info(episode))
         write_predictions(self.directory, self.instance_id, self.model.name, submission)
-        return EpisodeResult(status, submission, self.stats, self.trajectory_path)
+        return EpisodeResult(
+            status,
+            submission,
+            self.stats,
+            self.trajectory_path,
+            error=episode.info.get("error"),
+            error_trace=episode.info.get("traceback"),
+        )
 
     def _loop(self, episode: _Episode) -> tuple[str, str]:
         """Steps until the episode ends; returns (exit status, submission)."""
@@ -162,14 +225,31 @@ class Agent:
                 submission = self._execute(episode, parsed, reply)
                 if submission is not None:
                     return SUBMITTED, submission
-        except _Exit as end:
-            return self._exit(episode, end)
-        except (ModelConfigError, ModelAuthError):  # the user must fix the model config or key
+        except ESCAPING_ERRORS:
             raise
-        except Exception as error:  # anything unexpected ends the episode, recorded
-            return self._exit(
-                episode, _Exit("exit_error", error=f"{type(error).__name__}: {error}")
-            )
+        except Exception as error:  # every other failure ends the episode, recorded
+            return self._exit(episode, exit_for(error))
+
+    def _header(self, episode: _Episode) -> dict[str, Any]:
+        return {
+            "environment": self.environment,
+            "instance_id": self.instance_id,
+            "problem_statement": episode.problem_statement,
+            "config": {
+                "agent": self.config.model_dump(mode="json"),
+                "aci": self.aci.config.model_dump(mode="json"),
+            },
+        }
+
+    def _info(self, episode: _Episode) -> dict[str, Any]:
+        return {
+            "exit_status": None,
+            "submission": None,
+            **episode.info,
+            "model_stats": self.stats.to_dict(),
+            "model_name": self.model.name,
+            "elapsed_time": round(time.monotonic() - episode.started, 3),
+        }
 
     def _initial_messages(self, problem_statement: str, state: dict[str, Any]) -> list[Message]:
         render = self.templates.render
@@ -237,22 +317,7 @@ class Agent:
 
     def _query(self, episode: _Episode, messages: list[Message]) -> ModelReply:
         episode.last_query = messages
-        try:
-            reply = self.model.query(messages, tools=self.parser.tools())
-        except ContextWindowExceeded as error:
-            raise _Exit("exit_context", error=str(error)) from error
-        except RepliesExhausted as error:
-            if error.recorded_exit in EXIT_REASONS:  # a replay ends as its recording did
-                raise _Exit(error.recorded_exit) from error
-            raise _Exit("exit_api", error=str(error)) from error
-        except ModelAuthError:
-            raise
-        except ModelAPIError as error:
-            raise _Exit("exit_api", error=str(error)) from error
-        except ModelConfigError:
-            raise
-        except ModelError as error:
-            raise _Exit("exit_error", error=f"{type(error).__name__}: {error}") from error
+        reply = self.model.query(messages, tools=self.parser.tools())
         self.stats.add(reply)
         episode.usage.input_tokens += reply.input_tokens
         episode.usage.output_tokens += reply.output_tokens
@@ -267,12 +332,15 @@ class Agent:
         started = time.monotonic()
         observation = self.aci.execute(parsed.action.strip())
         execution_time = time.monotonic() - started
+        output, submission = observation.output, None
+        if observation.done:
+            submission = self._capped(episode, observation.submission or "")
+            if observation.submission and not submission:
+                output = f"Submission not taken: {episode.info['submission_note']}"
         episode.state = self.aci.state()
         variables = state_variables(episode.state)
-        if observation.output.strip():
-            content = self.templates.render(
-                "next_step", observation=observation.output, **variables
-            )
+        if output.strip():
+            content = self.templates.render("next_step", observation=output, **variables)
         else:
             content = self.templates.render("next_step_no_output", **variables)
         action_message = assistant_message(reply) | {
@@ -289,13 +357,12 @@ class Agent:
         else:
             observation_message = {"role": "user", "content": content}
         observation_message["message_type"] = "observation"
-        episode.history += [action_message, observation_message]
         self._record(
             episode,
             StepRecord(
                 thought=parsed.thought,
                 action=parsed.action,
-                observation=observation.output,
+                observation=output,
                 response=reply.content,
                 state=dict(episode.state),
                 execution_time=round(execution_time, 3),
@@ -304,10 +371,21 @@ class Agent:
                 cached_tokens=episode.usage.cached_tokens,
                 query=episode.last_query,
             ),
+            [action_message, observation_message],
         )
-        if observation.done:
-            return observation.submission or ""
-        return None
+        return submission
+
+    def _capped(self, episode: _Episode, submission: str) -> str:
+        """The submission, or "" with a note in the info when it exceeds the size cap."""
+        cap = self.config.limits.max_submission_bytes
+        size = len(submission.encode("utf-8", "surrogateescape"))
+        if not cap or size <= cap:
+            return submission
+        episode.info["submission_note"] = (
+            f"the diff was {size} bytes, over agent.limits.max_submission_bytes={cap}: "
+            "nothing was submitted"
+        )
+        return ""
 
     # -- the end -----------------------------------------------------------------------------
 
@@ -315,8 +393,11 @@ class Agent:
         """Record the exit step and autosubmit a non-empty diff: `submitted (<status>)`."""
         if end.error:
             episode.info["error"] = end.error
+        if end.trace:
+            episode.info["traceback"] = end.trace
+            logger.error("episode %s: unexpected error\n%s", self.instance_id, end.trace.rstrip())
         try:
-            submission = self.aci.submission()
+            submission = self._capped(episode, self.aci.submission())
         except Exception as error:
             submission = ""
             episode.info["autosubmission_error"] = f"{type(error).__name__}: {error}"
@@ -341,36 +422,45 @@ class Agent:
         )
         return status, submission
 
-    def _record(self, episode: _Episode, step: StepRecord) -> None:
-        episode.steps.append(step)
-        self._save(episode)
-        if self.on_step is not None:
-            self.on_step(step)
+    def _interrupted(self, episode: _Episode, interrupt: KeyboardInterrupt) -> None:
+        """Record Ctrl-C or a termination signal as the exit (no autosubmission: the sandbox is
+        about to be torn down, and taking a diff could take long)."""
+        signum = interrupt.signum if isinstance(interrupt, Interrupted) else signal.SIGINT
+        name = signal.Signals(signum).name
+        episode.info.update(exit_status=INTERRUPTED, exit_signal=name)
+        if self.writer.is_open:
+            thought = f"Exit due to {name}"
+            self._record(
+                episode,
+                StepRecord(
+                    thought=thought,
+                    action=INTERRUPTED,
+                    observation="Interrupted",
+                    response=thought,
+                    state=dict(episode.state),
+                    execution_time=0.0,
+                    input_tokens=episode.usage.input_tokens,
+                    output_tokens=episode.usage.output_tokens,
+                    cached_tokens=episode.usage.cached_tokens,
+                    query=episode.last_query,
+                ),
+                notify=False,
+            )
 
-    def _save(self, episode: _Episode) -> None:
-        info = {
-            "exit_status": None,
-            "submission": None,
-            **episode.info,
-            "model_stats": self.stats.to_dict(),
-            "model_name": self.model.name,
-            "elapsed_time": round(time.monotonic() - episode.started, 3),
-        }
-        write_json_atomic(
-            self.trajectory_path,
-            {
-                "environment": type(self.aci.env).__name__,
-                "instance_id": self.instance_id,
-                "problem_statement": episode.problem_statement,
-                "trajectory": [asdict(step) for step in episode.steps],
-                "history": episode.history,
-                "info": info,
-                "config": {
-                    "agent": self.config.model_dump(mode="json"),
-                    "aci": self.aci.config.model_dump(mode="json"),
-                },
-            },
-        )
+    def _record(
+        self,
+        episode: _Episode,
+        step: StepRecord,
+        messages: Sequence[Message] = (),
+        *,
+        notify: bool = True,
+    ) -> None:
+        episode.history += messages
+        episode.steps.append(step)
+        episode.usage, episode.last_query = _Usage(), []
+        self.writer.append(list(messages), dict(vars(step)), self._info(episode))
+        if notify and self.on_step is not None:
+            self.on_step(step)
 
 
 def state_variables(state: dict[str, Any]) -> dict[str, str]:
