@@ -82,8 +82,7 @@ def harness_overhead(backend: str) -> float:
     Measured between consecutive steps (model query, parsing, history, templates, trajectory
     write), minus the step's own execution time; sandbox start and teardown are excluded.
     """
-    from swe_aci.episode import load_config
-    from swe_aci.episode import RepoSource, resolved_repo, run_episode
+    from swe_aci.episode import RepoSource, load_config, resolved_repo, run_episode
 
     config = load_config(None, [f"env.backend={backend}", f"env.image={IMAGE}"])
     config.model.name, config.model.script = "scripted", REPLIES
