@@ -146,6 +146,7 @@ class _Episode:
     state: dict[str, Any] = field(default_factory=dict)
     last_query: list[Message] = field(default_factory=list)
     usage: _Usage = field(default_factory=_Usage)
+    placeholders: dict[int, str] = field(default_factory=dict)  # of elided history messages
 
 
 class Agent:
@@ -288,7 +289,7 @@ class Agent:
         A requery shows the processed history plus only the latest bad reply and its error;
         neither enters the stored history.
         """
-        base = process_history(episode.history, self.config.history)
+        base = process_history(episode.history, self.config.history, episode.placeholders)
         query = base
         failures = 0
         while True:

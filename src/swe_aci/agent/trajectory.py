@@ -161,7 +161,7 @@ class TrajectoryWriter:
         assert self._stream is not None, "the journal is not open"
         self._stream.write(json.dumps(record, ensure_ascii=False) + "\n")
         self._stream.flush()
-        os.fsync(self._stream.fileno())
+        os.fdatasync(self._stream.fileno())
 
 
 def compact_step(step: dict[str, Any], history: list[Message], first_new: int) -> dict[str, Any]:
