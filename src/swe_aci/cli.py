@@ -209,10 +209,10 @@ def run(
         episode_config = build_config(
             config, set_ or [], **{"model.name": model, "env.backend": env, "env.image": image}
         )
-        if episode_config.model.name == "replay" and not episode_config.model.replay_path:
-            fail(NO_MODEL)
         check_writable(output_dir)
         with resolved_repo(repo, init_copy) as location:
+            if episode_config.model.name == "replay" and not episode_config.model.replay_path:
+                fail(NO_MODEL)
             result = run_episode(
                 episode_config,
                 RepoSource(location, commit),

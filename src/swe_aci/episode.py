@@ -32,8 +32,7 @@ from swe_aci.env.config import EnvConfig
 from swe_aci.env.repo import init_copy, is_git_repository, is_remote, repo_name
 from swe_aci.models.config import ModelConfig
 
-# Text that reads as a file name rather than an issue: one word with a path separator or suffix.
-LOOKS_LIKE_PATH = re.compile(r"(~|\.{1,2})?/?([\w.-]+/)*[\w-]+(\.\w{1,8}|/)|(~|\.{1,2})?/\S*")
+FILE_SUFFIX = re.compile(r"\.[A-Za-z][A-Za-z0-9]{0,7}")
 
 
 class UsageError(Exception):
@@ -103,7 +102,13 @@ def check_instance_id(instance_id: str) -> str:
 @contextmanager
 def instance_lock(directory: Path) -> Iterator[None]:
     """Hold an exclusive lock on an instance's output directory for the whole episode, so two
-    runs never write the same files; a second run fails at once with one line."""
+    runs never write the same files; a second run fails at once with one line.
+
+    Directories the lock had to create are removed again if the run left them empty (it failed
+    before writing anything).
+    """
+    absolute = Path(os.path.abspath(directory))
+    created = [path for path in (absolute, *absolute.parents) if not path.exists()]
     directory.mkdir(parents=True, exist_ok=True)
     handle = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
     try:
@@ -114,9 +119,23 @@ def instance_lock(directory: Path) -> Iterator[None]:
                 f"another run is writing {directory}: wait for it to end, or choose another "
                 "--output-dir or --instance-id"
             ) from None
+        if not same_directory(handle, directory):  # removed by the run that held it before
+            raise UsageError(f"{directory} was removed while this run started; run it again")
         yield
     finally:
+        for path in created:  # deepest first; only while still empty
+            with contextlib.suppress(OSError):
+                path.rmdir()
         os.close(handle)
+
+
+def same_directory(handle: int, directory: Path) -> bool:
+    try:
+        current = os.stat(directory)
+    except FileNotFoundError:
+        return False
+    opened = os.fstat(handle)
+    return (opened.st_dev, opened.st_ino) == (current.st_dev, current.st_ino)
 
 
 def read_issue(issue: str) -> str:
@@ -128,13 +147,23 @@ def read_issue(issue: str) -> str:
             text = path.read_text(encoding="utf-8", errors="replace")
         except OSError as exc:
             raise UsageError(f"cannot read issue file {issue}: {exc.strerror}") from exc
-    elif one_line and LOOKS_LIKE_PATH.fullmatch(issue.strip()):
+    elif one_line and looks_like_path(issue.strip()):
         raise UsageError(f"issue file not found: {issue} (give an existing file or the issue text)")
     else:
         text = issue
     if not text.strip():
         raise UsageError("the issue is empty: give its text or a file holding it")
     return text
+
+
+def looks_like_path(text: str) -> bool:
+    """One word that names a file rather than describes a bug: it holds a `/` (not a URL's
+    `://`), starts with `~`, or ends with a file suffix such as `.md`."""
+    if not text or any(character.isspace() for character in text) or "://" in text:
+        return False
+    return (
+        "/" in text or text.startswith("~") or FILE_SUFFIX.fullmatch(Path(text).suffix) is not None
+    )
 
 
 def is_file(path: Path) -> bool:
