@@ -37,7 +37,8 @@ NO_MODEL = (
 
 # Options shared by the commands that run episodes.
 ConfigOption = Annotated[
-    Path | None, typer.Option(help="Episode config: a YAML file or a built-in name (local).")
+    Path | None,
+    typer.Option(help="Episode config: a YAML file or a built-in name (see `swe-aci configs`)."),
 ]
 EnvOption = Annotated[str | None, typer.Option(help="Sandbox: auto, local, bwrap, docker.")]
 ImageOption = Annotated[str | None, typer.Option(help="Docker image (docker sandbox).")]
