@@ -103,7 +103,7 @@ def signals_interrupt() -> Iterator[None]:
     """SIGTERM and SIGHUP end the command as Ctrl-C does: they raise `Interrupted`, so the episode
     records its exit and the sandbox is torn down. Once one arrived, the others are ignored, so
     the teardown it started runs to its end."""
-    from swe_aci.agent.loop import Interrupted
+    from swe_aci.agent.exits import Interrupted
 
     def interrupt(signum: int, frame: object) -> None:
         for number in INTERRUPTING_SIGNALS:
@@ -243,7 +243,7 @@ def replay(
     """Re-execute the actions recorded in a trajectory and compare the resulting patch."""
 
     def body() -> None:
-        from swe_aci.agent.loop import INTERRUPTED
+        from swe_aci.agent.exits import INTERRUPTED
         from swe_aci.agent.trajectory import load_trajectory, recorded_problem_statement
         from swe_aci.episode import RepoSource, check_writable, resolved_repo, run_episode
 
@@ -289,7 +289,9 @@ def replay(
 def replay_instance_id(trajectory: Path, output_dir: Path) -> str:
     """The trajectory's name (characters an id cannot hold made `_`), unless the replay would
     then overwrite the trajectory itself."""
-    instance_id = re.sub(r"[^A-Za-z0-9_.-]+", "_", trajectory.stem).strip(".") or "replay"
+    from swe_aci.agent.trajectory import instance_id_from
+
+    instance_id = instance_id_from(trajectory.stem, "replay")
     destination = output_dir / instance_id / f"{instance_id}.traj"
     if destination.resolve() == trajectory.resolve():
         return f"{instance_id}-replay"

@@ -26,7 +26,12 @@ from swe_aci.agent.config import (
     resolve_config_path,
 )
 from swe_aci.agent.loop import Agent, EpisodeResult, StepRecord
-from swe_aci.agent.trajectory import TrajectoryError, is_valid_instance_id, load_trajectory
+from swe_aci.agent.trajectory import (
+    TrajectoryError,
+    instance_id_from,
+    is_valid_instance_id,
+    load_trajectory,
+)
 from swe_aci.env.base import SandboxError
 from swe_aci.env.config import EnvConfig
 from swe_aci.env.repo import init_copy, is_git_repository, is_remote, repo_name
@@ -85,8 +90,7 @@ class RepoSource:
 def instance_id_for(source: str, problem_statement: str) -> str:
     """A readable, stable id: the repository name plus a short hash of the issue text."""
     digest = hashlib.sha1(problem_statement.encode()).hexdigest()[:8]
-    name = re.sub(r"[^A-Za-z0-9_.-]+", "_", repo_name(source)).strip(".") or "repo"
-    return f"{name}-{digest}"
+    return f"{instance_id_from(repo_name(source), 'repo')}-{digest}"
 
 
 def check_instance_id(instance_id: str) -> str:

@@ -2,7 +2,8 @@
 and the trajectory files it writes. The whole episode config is `swe_aci.episode.EpisodeConfig`."""
 
 from swe_aci.agent.config import AgentConfig, ConfigError
-from swe_aci.agent.loop import Agent, EpisodeResult, Interrupted, StepRecord
+from swe_aci.agent.exits import Interrupted
+from swe_aci.agent.loop import Agent, EpisodeResult, StepRecord
 from swe_aci.agent.trajectory import TrajectoryError, load_trajectory
 
 __all__ = [

@@ -10,7 +10,6 @@ from __future__ import annotations
 import logging
 import signal
 import time
-import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,6 +17,15 @@ from typing import Any
 
 from swe_aci.aci import ACI
 from swe_aci.agent.config import AgentConfig
+from swe_aci.agent.exits import (
+    ESCAPING_ERRORS,
+    EXIT_REASONS,
+    INTERRUPTED,
+    SUBMITTED,
+    EpisodeExit,
+    Interrupted,
+    exit_for,
+)
 from swe_aci.agent.history import process_history
 from swe_aci.agent.parsing import FormatError, ParsedAction, make_parser
 from swe_aci.agent.templates import Templates, demonstration_text, render_command_docs
@@ -27,32 +35,10 @@ from swe_aci.agent.trajectory import (
     load_trajectory,
     write_predictions,
 )
-from swe_aci.models.base import (
-    ContextWindowExceeded,
-    Message,
-    Model,
-    ModelAPIError,
-    ModelAuthError,
-    ModelConfigError,
-    ModelReply,
-    ModelStats,
-    RepliesExhausted,
-)
+from swe_aci.models.base import Message, Model, ModelReply, ModelStats
 from swe_aci.models.tools import assistant_message
 
 logger = logging.getLogger(__name__)
-
-SUBMITTED = "submitted"
-INTERRUPTED = "exit_interrupted"  # recorded, never replayed: not a way an episode ends itself
-EXIT_REASONS = {
-    "exit_cost": "cost limit",
-    "exit_context": "context window",
-    "exit_format": "format error",
-    "exit_api": "model API error",
-    "exit_error": "unexpected error",
-    "exit_step_limit": "step limit",
-    "exit_time_limit": "time limit",
-}
 
 
 @dataclass
@@ -88,50 +74,6 @@ class _Usage:
     input_tokens: int = 0
     output_tokens: int = 0
     cached_tokens: int = 0
-
-
-class Interrupted(KeyboardInterrupt):
-    """Raised by a signal handler (SIGTERM, SIGHUP) to end an episode as Ctrl-C does."""
-
-    def __init__(self, signum: int) -> None:
-        super().__init__(signal.Signals(signum).name)
-        self.signum = signum
-
-
-class _Exit(Exception):
-    """Ends the episode from deep inside a step with `status` (an EXIT_REASONS key)."""
-
-    def __init__(
-        self,
-        status: str,
-        *,
-        response: str = "",
-        error: str | None = None,
-        trace: str | None = None,
-    ) -> None:
-        super().__init__(status)
-        self.status = status
-        self.response = response
-        self.error = error
-        self.trace = trace
-
-
-# Model errors the user must fix (config, key): they escape the episode instead of ending it.
-ESCAPING_ERRORS = (ModelConfigError, ModelAuthError)
-
-
-def exit_for(error: Exception) -> _Exit:
-    """How an error raised during a step ends the episode (not for ESCAPING_ERRORS)."""
-    if isinstance(error, _Exit):
-        return error
-    if isinstance(error, ContextWindowExceeded):
-        return _Exit("exit_context", error=str(error))
-    if isinstance(error, RepliesExhausted) and error.recorded_exit in EXIT_REASONS:
-        return _Exit(error.recorded_exit)  # a replay ends as its recording did
-    if isinstance(error, ModelAPIError):
-        return _Exit("exit_api", error=str(error))
-    trace = "".join(traceback.format_exception(error))
-    return _Exit("exit_error", error=f"{type(error).__name__}: {error}", trace=trace)
 
 
 @dataclass
@@ -219,9 +161,9 @@ class Agent:
             while True:
                 episode.usage, episode.last_query = _Usage(), []
                 if limits.max_steps and len(episode.steps) >= limits.max_steps:
-                    raise _Exit("exit_step_limit")
+                    raise EpisodeExit("exit_step_limit")
                 if limits.wall_time and time.monotonic() - episode.started >= limits.wall_time:
-                    raise _Exit("exit_time_limit")
+                    raise EpisodeExit("exit_time_limit")
                 parsed, reply = self._next_action(episode)
                 submission = self._execute(episode, parsed, reply)
                 if submission is not None:
@@ -313,7 +255,7 @@ class Agent:
                 )
             failures += 1
             if failures >= self.config.limits.max_format_errors:
-                raise _Exit("exit_format", response=reply.content)
+                raise EpisodeExit("exit_format", response=reply.content)
             query = [*base, *requery_messages(reply, message)]
 
     def _query(self, episode: _Episode, messages: list[Message]) -> ModelReply:
@@ -325,7 +267,7 @@ class Agent:
         episode.usage.cached_tokens += reply.cached_tokens
         limit = self.config.limits.per_instance_cost
         if limit and self.stats.instance_cost >= limit:
-            raise _Exit("exit_cost")  # the reply that crossed the limit is discarded
+            raise EpisodeExit("exit_cost")  # the reply that crossed the limit is discarded
         return reply
 
     def _execute(self, episode: _Episode, parsed: ParsedAction, reply: ModelReply) -> str | None:
@@ -358,22 +300,9 @@ class Agent:
         else:
             observation_message = {"role": "user", "content": content}
         observation_message["message_type"] = "observation"
-        self._record(
-            episode,
-            StepRecord(
-                thought=parsed.thought,
-                action=parsed.action,
-                observation=output,
-                response=reply.content,
-                state=dict(episode.state),
-                execution_time=round(execution_time, 3),
-                input_tokens=episode.usage.input_tokens,
-                output_tokens=episode.usage.output_tokens,
-                cached_tokens=episode.usage.cached_tokens,
-                query=episode.last_query,
-            ),
-            [action_message, observation_message],
-        )
+        step = step_record(episode, parsed.thought, parsed.action, output, reply.content)
+        step.execution_time = round(execution_time, 3)
+        self._record(episode, step, [action_message, observation_message])
         return submission
 
     def _capped(self, episode: _Episode, submission: str) -> str:
@@ -390,7 +319,7 @@ class Agent:
 
     # -- the end -----------------------------------------------------------------------------
 
-    def _exit(self, episode: _Episode, end: _Exit) -> tuple[str, str]:
+    def _exit(self, episode: _Episode, end: EpisodeExit) -> tuple[str, str]:
         """Record the exit step and autosubmit a non-empty diff: `submitted (<status>)`."""
         if end.error:
             episode.info["error"] = end.error
@@ -406,21 +335,9 @@ class Agent:
         if submission.strip():
             status = f"{SUBMITTED} ({end.status})"
         thought = f"Exit due to {EXIT_REASONS[end.status]}"
-        self._record(
-            episode,
-            StepRecord(
-                thought=thought,
-                action=end.status,
-                observation="Exited (autosubmitted)" if submission.strip() else "Exited",
-                response=end.response or thought,
-                state=dict(episode.state),
-                execution_time=0.0,
-                input_tokens=episode.usage.input_tokens,  # calls of the unfinished step
-                output_tokens=episode.usage.output_tokens,
-                cached_tokens=episode.usage.cached_tokens,
-                query=episode.last_query,
-            ),
-        )
+        observation = "Exited (autosubmitted)" if submission.strip() else "Exited"
+        response = end.response or thought
+        self._record(episode, step_record(episode, thought, end.status, observation, response))
         return status, submission
 
     def _interrupted(self, episode: _Episode, interrupt: KeyboardInterrupt) -> None:
@@ -431,22 +348,8 @@ class Agent:
         episode.info.update(exit_status=INTERRUPTED, exit_signal=name)
         if self.writer.is_open:
             thought = f"Exit due to {name}"
-            self._record(
-                episode,
-                StepRecord(
-                    thought=thought,
-                    action=INTERRUPTED,
-                    observation="Interrupted",
-                    response=thought,
-                    state=dict(episode.state),
-                    execution_time=0.0,
-                    input_tokens=episode.usage.input_tokens,
-                    output_tokens=episode.usage.output_tokens,
-                    cached_tokens=episode.usage.cached_tokens,
-                    query=episode.last_query,
-                ),
-                notify=False,
-            )
+            step = step_record(episode, thought, INTERRUPTED, "Interrupted", thought)
+            self._record(episode, step, notify=False)
 
     def _record(
         self,
@@ -462,6 +365,24 @@ class Agent:
         self.writer.append(list(messages), dict(vars(step)), self._info(episode))
         if notify and self.on_step is not None:
             self.on_step(step)
+
+
+def step_record(
+    episode: _Episode, thought: str, action: str, observation: str, response: str
+) -> StepRecord:
+    """A step of the current state, with the model calls (and query) of the step so far."""
+    return StepRecord(
+        thought=thought,
+        action=action,
+        observation=observation,
+        response=response,
+        state=dict(episode.state),
+        execution_time=0.0,
+        input_tokens=episode.usage.input_tokens,
+        output_tokens=episode.usage.output_tokens,
+        cached_tokens=episode.usage.cached_tokens,
+        query=episode.last_query,
+    )
 
 
 def state_variables(state: dict[str, Any]) -> dict[str, str]:

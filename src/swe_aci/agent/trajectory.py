@@ -61,6 +61,12 @@ def is_valid_instance_id(instance_id: str) -> bool:
     return INSTANCE_ID.fullmatch(instance_id) is not None and instance_id not in (".", "..")
 
 
+def instance_id_from(text: str, fallback: str) -> str:
+    """`text` made a valid instance id: other characters become `_`, edge dots go."""
+    cleaned = re.sub(r"[^A-Za-z0-9_.-]+", "_", text).strip(".")
+    return cleaned if is_valid_instance_id(cleaned) else fallback
+
+
 def output_files(directory: Path, instance_id: str) -> list[Path]:
     """Every file an episode writes for `instance_id` in its directory."""
     names = (".traj", f".traj{JOURNAL_SUFFIX}", ".patch", ".pred")
