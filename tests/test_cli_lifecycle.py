@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -27,7 +28,9 @@ def act(command: str) -> str:
 class Run:
     """One `python -m swe_aci run` process on a scripted model, with its own TMPDIR."""
 
-    def __init__(self, repo: Path, work: Path, instance_id: str, script: list[str]) -> None:
+    def __init__(
+        self, repo: Path, work: Path, instance_id: str, script: list[str], backend: str
+    ) -> None:
         self.tmpdir = work / f"tmp-{instance_id}"
         self.tmpdir.mkdir(exist_ok=True)
         self.directory = work / "out" / instance_id
@@ -36,7 +39,7 @@ class Run:
         self.process = subprocess.Popen(
             [
                 sys.executable, "-m", "swe_aci", "run", "--repo", str(repo), "--issue", "fix it",
-                "--env", "local", "--model", "scripted", "--set",
+                "--env", backend, "--model", "scripted", "--set",
                 f"model.script={json.dumps(script)}", "--instance-id", instance_id,
                 "--output-dir", str(work / "out"),
             ],
@@ -103,14 +106,12 @@ class Run:
 
 
 @pytest.fixture
-def start(
-    make_repo: Callable[..., Path], tmp_path: Path
-) -> Iterator[Callable[[str, list[str]], Run]]:
+def start(make_repo: Callable[..., Path], tmp_path: Path) -> Iterator[Callable[..., Run]]:
     repo = make_repo({"calc.py": "def add(a, b):\n    return a - b\n"})
     runs: list[Run] = []
 
-    def begin(instance_id: str, script: list[str]) -> Run:
-        runs.append(Run(repo, tmp_path, instance_id, script))
+    def begin(instance_id: str, script: list[str], backend: str = "local") -> Run:
+        runs.append(Run(repo, tmp_path, instance_id, script, backend))
         return runs[-1]
 
     yield begin
@@ -122,11 +123,25 @@ def sandboxes(run: Run) -> list[str]:
     return [path.name for path in run.tmpdir.iterdir() if path.name.startswith("swe-aci-")]
 
 
-@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT])
+@pytest.mark.parametrize(
+    ("backend", "signum"),
+    [
+        ("local", signal.SIGTERM),
+        ("local", signal.SIGHUP),
+        ("local", signal.SIGINT),
+        pytest.param(
+            "bwrap",
+            signal.SIGTERM,
+            marks=pytest.mark.skipif(
+                shutil.which("bwrap") is None, reason="bubblewrap is not installed"
+            ),
+        ),
+    ],
+)
 def test_a_signal_records_the_exit_tears_the_sandbox_down_and_exits_128_plus_n(
-    start: Callable[[str, list[str]], Run], signum: signal.Signals
+    start: Callable[..., Run], backend: str, signum: signal.Signals
 ) -> None:
-    run = start("sig", [act("echo first"), act("sleep 30"), act("submit")])
+    run = start("sig", [act("echo first"), act("sleep 30"), act("submit")], backend)
     run.wait_for("sleep")
     assert sandboxes(run)  # the sandbox exists while the episode runs
     run.process.send_signal(signum)
@@ -147,7 +162,7 @@ def test_a_signal_records_the_exit_tears_the_sandbox_down_and_exits_128_plus_n(
 
 
 def test_after_a_kill_the_finished_steps_are_readable(
-    start: Callable[[str, list[str]], Run],
+    start: Callable[..., Run],
 ) -> None:
     run = start("killed", [act("echo first"), act("sleep 30"), act("submit")])
     run.wait_for("sleep")
@@ -160,7 +175,7 @@ def test_after_a_kill_the_finished_steps_are_readable(
 
 
 def test_a_second_run_of_the_same_instance_is_refused_while_the_first_runs(
-    start: Callable[[str, list[str]], Run],
+    start: Callable[..., Run],
 ) -> None:
     first = start("same", [act("sleep 30"), act("submit")])
     first.wait_for("sleep")
@@ -203,7 +218,7 @@ def test_an_unexpected_error_fails_the_command_with_its_traceback_kept(
 
 
 def test_terminal_escape_sequences_from_the_sandbox_are_shown_escaped(
-    start: Callable[[str, list[str]], Run],
+    start: Callable[..., Run],
 ) -> None:
     printing = act(r"printf '\033[2J\033]0;pwned\007red\n'")
     code, stdout, stderr = start("escapes", [printing, act("submit")]).finish()

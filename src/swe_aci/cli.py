@@ -29,6 +29,7 @@ OBSERVATION_PREVIEW_LINES = 12
 DEFAULT_OUTPUT = Path("trajectories")
 # Control characters other than newline and tab: shown escaped, never sent to the terminal.
 CONTROL_CHARACTERS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+TRAJECTORY_SAVED = "the trajectory so far was saved"
 INTERRUPTING_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 NO_MODEL = (
     "no model chosen: pass --model (e.g. openai/gpt-4o, anthropic/claude-3-5-sonnet-20241022, "
@@ -84,16 +85,17 @@ def user_errors() -> tuple[type[Exception], ...]:
     )
 
 
-def guarded(action: Callable[[], None]) -> None:
+def guarded(action: Callable[[], None], interrupted: str = "") -> None:
     """Run a command body, turning user errors, Ctrl-C, SIGTERM and SIGHUP into one line and an
-    exit code (128 + the signal's number for a signal)."""
+    exit code (128 + the signal's number for a signal); `interrupted` is added to that line."""
     try:
         with signals_interrupt():
             action()
     except KeyboardInterrupt as interrupt:
         signum = getattr(interrupt, "signum", signal.SIGINT)
         name = signal.Signals(signum).name
-        fail(f"interrupted by {name}; the trajectory so far was saved", code=128 + signum)
+        note = f"; {interrupted}" if interrupted else ""
+        fail(f"interrupted by {name}{note}", code=128 + signum)
     except user_errors() as exc:
         fail(str(exc) or type(exc).__name__)
 
@@ -225,7 +227,7 @@ def run(
         print_result(result)
         fail_on_unexpected_error(result)
 
-    guarded(body)
+    guarded(body, interrupted=TRAJECTORY_SAVED)
 
 
 @app.command()
@@ -283,7 +285,7 @@ def replay(
         typer.echo(patch_difference(expected, produced))
         fail("the replayed patch differs from the recorded submission (diff above)", code=1)
 
-    guarded(body)
+    guarded(body, interrupted=TRAJECTORY_SAVED)
 
 
 def replay_instance_id(trajectory: Path, output_dir: Path) -> str:
