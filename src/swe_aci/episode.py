@@ -241,7 +241,8 @@ def run_episode(
     on_step: Callable[[StepRecord], None] | None = None,
     hidden_patch: str | None = None,
 ) -> EpisodeResult:
-    """Create the sandbox, run the agent on the issue, and always tear the sandbox down.
+    """Create the sandbox, run the agent on the issue, and tear the sandbox down however the
+    episode ends (errors, Ctrl-C, SIGTERM and SIGHUP included; SIGKILL cannot be handled).
 
     The instance's output directory is locked for the whole episode (UsageError if another run
     holds it); the episode's files replace those of any earlier run of the same instance.

@@ -130,8 +130,9 @@ class Agent:
     # -- the episode -------------------------------------------------------------------------
 
     def run(self, problem_statement: str) -> EpisodeResult:
-        """Run until submission or an exit; always leaves the trajectory, and the predictions
-        when the episode ended by itself. An interrupt is recorded, then re-raised."""
+        """Run until submission or an exit. Once the episode has started its trajectory is left
+        however it ends; the predictions when it ended by itself. An interrupt (Ctrl-C, a
+        termination signal) is recorded as the exit, then re-raised."""
         episode = _Episode(problem_statement=problem_statement)
         try:
             episode.state = self.aci.state()
