@@ -16,8 +16,9 @@ from swe_aci.models.base import (
 )
 
 SUBMITTED = "submitted"
-INTERRUPTED = "exit_interrupted"  # recorded, never replayed: not a way an episode ends itself
+INTERRUPTED = "exit_interrupted"  # Ctrl-C, SIGTERM or SIGHUP; recorded without autosubmission
 EXIT_REASONS = {
+    INTERRUPTED: "interrupt",
     "exit_cost": "cost limit",
     "exit_context": "context window",
     "exit_format": "format error",
