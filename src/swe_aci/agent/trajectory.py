@@ -135,17 +135,13 @@ class TrajectoryWriter:
                 header[key] = self.data[key] = value
         self._append({"header": header, **record, "info": info})
 
-    def append(
-        self, messages: list[Message], step: dict[str, Any] | None, info: dict[str, Any]
-    ) -> None:
+    def append(self, messages: list[Message], step: dict[str, Any], info: dict[str, Any]) -> None:
         """Add messages to the history, a step (its query as history references), the info."""
         first_new = len(self.data["history"])
         record = self._extend(messages)
-        if step is not None:
-            compact = compact_step(step, self.data["history"], first_new)
-            self.data["trajectory"].append(compact)
-            record["step"] = compact
-        self._append({**record, "info": info})
+        compact = compact_step(step, self.data["history"], first_new)
+        self.data["trajectory"].append(compact)
+        self._append({**record, "step": compact, "info": info})
 
     def finish(self, info: dict[str, Any]) -> None:
         """Record the final info, write the `.traj` in one piece and drop the journal."""
@@ -162,8 +158,7 @@ class TrajectoryWriter:
         return {"messages": messages} if messages else {}
 
     def _append(self, record: dict[str, Any]) -> None:
-        if "info" in record:
-            self.data["info"] = record["info"]
+        self.data["info"] = record["info"]
         assert self._stream is not None, "the journal is not open"
         self._stream.write(json.dumps(record, ensure_ascii=False) + "\n")
         self._stream.flush()
