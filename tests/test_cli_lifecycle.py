@@ -11,11 +11,13 @@ import signal
 import subprocess
 import sys
 import time
+import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
+from env_helpers import DOCKER_IMAGE, skip_unavailable
 from swe_aci.agent.trajectory import load_trajectory
 
 PLAIN = {"NO_COLOR": "1", "COLUMNS": "200"}
@@ -29,7 +31,13 @@ class Run:
     """One `python -m swe_aci run` process on a scripted model, with its own TMPDIR."""
 
     def __init__(
-        self, repo: Path, work: Path, instance_id: str, script: list[str], backend: str
+        self,
+        repo: Path,
+        work: Path,
+        instance_id: str,
+        script: list[str],
+        backend: str,
+        extra: tuple[str, ...] = (),
     ) -> None:
         self.tmpdir = work / f"tmp-{instance_id}"
         self.tmpdir.mkdir(exist_ok=True)
@@ -41,7 +49,7 @@ class Run:
                 sys.executable, "-m", "swe_aci", "run", "--repo", str(repo), "--issue", "fix it",
                 "--env", backend, "--model", "scripted", "--set",
                 f"model.script={json.dumps(script)}", "--instance-id", instance_id,
-                "--output-dir", str(work / "out"),
+                "--output-dir", str(work / "out"), *extra,
             ],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -110,8 +118,8 @@ def start(make_repo: Callable[..., Path], tmp_path: Path) -> Iterator[Callable[.
     repo = make_repo({"calc.py": "def add(a, b):\n    return a - b\n"})
     runs: list[Run] = []
 
-    def begin(instance_id: str, script: list[str], backend: str = "local") -> Run:
-        runs.append(Run(repo, tmp_path, instance_id, script, backend))
+    def begin(instance_id: str, script: list[str], backend: str = "local", *extra: str) -> Run:
+        runs.append(Run(repo, tmp_path, instance_id, script, backend, extra))
         return runs[-1]
 
     yield begin
@@ -159,6 +167,35 @@ def test_a_signal_records_the_exit_tears_the_sandbox_down_and_exits_128_plus_n(
     assert sandboxes(run) == []
     time.sleep(0.2)  # for init to reap what the run's exit orphaned
     assert run.alive() == []  # the shell and its `sleep` are gone
+
+
+@pytest.mark.docker
+def test_sigterm_removes_the_episode_container(start: Callable[..., Run]) -> None:
+    skip_unavailable("docker")
+    import docker
+
+    client = docker.from_env()
+    tag = f"SWE_ACI_TEST_RUN={uuid.uuid4().hex}"
+    key, value = tag.split("=")
+    extra = ("--image", DOCKER_IMAGE, "--set", f"env.env_vars={{{key}: {value}}}")
+    run = start("sig", [act("echo first"), act("sleep 30"), act("submit")], "docker", *extra)
+
+    def ours() -> list[str]:
+        containers = client.containers.list(all=True, filters={"label": "swe-aci"})
+        return [c.name for c in containers if tag in (c.attrs["Config"]["Env"] or [])]
+
+    deadline = time.monotonic() + 120
+    journal = run.trajectory.with_name("sig.traj.jsonl")
+    while not (journal.exists() and len(journal.read_text().splitlines()) >= 2):
+        assert time.monotonic() < deadline and run.process.poll() is None
+        time.sleep(0.1)
+    time.sleep(0.5)  # into `sleep 30`
+    assert ours()
+    run.process.send_signal(signal.SIGTERM)
+    code, _, stderr = run.finish()
+    assert code == 128 + signal.SIGTERM, stderr
+    assert load_trajectory(run.trajectory)["info"]["exit_status"] == "exit_interrupted"
+    assert ours() == []
 
 
 def test_after_a_kill_the_finished_steps_are_readable(
