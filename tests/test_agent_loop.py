@@ -401,6 +401,7 @@ def test_a_rerun_replaces_every_output_of_the_earlier_run(session: Session) -> N
     directory = session.trajectory_path.parent
     assert (directory / "calc-1.patch").exists()
     session.env.run("git reset -q --hard")
+    (directory / ".calc-1.pred.k2j4.tmp").write_text("left by a killed write")
     result = session.run(ScriptedModel([SUBMIT]))
     assert result.submission == ""
     assert sorted(p.name for p in directory.iterdir()) == ["calc-1.pred", "calc-1.traj"]

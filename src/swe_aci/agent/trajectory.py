@@ -68,9 +68,11 @@ def instance_id_from(text: str, fallback: str) -> str:
 
 
 def output_files(directory: Path, instance_id: str) -> list[Path]:
-    """Every file an episode writes for `instance_id` in its directory."""
+    """Every file an episode writes for `instance_id` in its directory, temporaries a killed
+    atomic write left behind included."""
     names = (".traj", f".traj{JOURNAL_SUFFIX}", ".patch", ".pred")
-    return [directory / f"{instance_id}{suffix}" for suffix in names]
+    temporaries = sorted(directory.glob(f".{instance_id}.*.tmp"))
+    return [*(directory / f"{instance_id}{suffix}" for suffix in names), *temporaries]
 
 
 def write_json_atomic(path: Path, data: Any) -> None:
