@@ -29,10 +29,10 @@ from rich.table import Table
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
-from swe_aci.agent.config import load_config  # noqa: E402
 from swe_aci.batch.outputs import BatchOutputs  # noqa: E402
 from swe_aci.batch.runner import BatchOptions, BatchRunner  # noqa: E402
 from swe_aci.env.config import EnvConfig  # noqa: E402
+from swe_aci.episode import load_config  # noqa: E402
 from swe_aci.recipes import task_environment  # noqa: E402
 from swe_aci.tasks import Task, load_tasks  # noqa: E402
 

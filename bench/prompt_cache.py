@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from swe_aci.agent.history import HistoryConfig, process_history
+from swe_aci.agent.trajectory import load_trajectory
 from swe_aci.models.base import Message
 from swe_aci.models.config import LocalConfig
 from swe_aci.models.local import LocalModel
@@ -130,7 +131,7 @@ def main() -> None:
         parser.error(f"unknown mode(s): {', '.join(sorted(unknown))}; known: {', '.join(MODES)}")
     results: dict[str, list[Turn]] = {mode: [] for mode in modes}
     for path in args.trajectories:
-        trajectory = json.loads(path.read_text())
+        trajectory = load_trajectory(path)  # queries stored as references are resolved
         histories = growing_histories(trajectory["history"])[: args.max_turns]
         print(f"{path}: {len(histories)} turns; {check_rebuild(trajectory, histories)}")
         for mode in modes:

@@ -19,9 +19,8 @@ from pathlib import Path
 
 import yaml
 
-from swe_aci.agent.config import load_config
 from swe_aci.agent.trajectory import load_trajectory
-from swe_aci.episode import RepoSource, read_issue, resolved_repo, run_episode
+from swe_aci.episode import RepoSource, load_config, read_issue, resolved_repo, run_episode
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"

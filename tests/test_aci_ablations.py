@@ -13,10 +13,10 @@ from pydantic import ValidationError
 
 from fixtures.aci.support import Session, run, sessions
 from swe_aci.aci import ACI, ACIConfig, ActionProblem
-from swe_aci.agent.config import EpisodeConfig, load_config
 from swe_aci.agent.loop import Agent
 from swe_aci.agent.trajectory import load_trajectory
 from swe_aci.env.local import LocalEnvironment
+from swe_aci.episode import EpisodeConfig, load_config
 from swe_aci.models.scripted import ScriptedModel
 
 ABLATIONS = Path(__file__).resolve().parents[1] / "configs" / "ablations"

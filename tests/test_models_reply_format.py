@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from swe_aci.agent.config import load_config
 from swe_aci.agent.parsing import THOUGHT_ACTION, reply_format
+from swe_aci.episode import load_config
 from swe_aci.models import FormatError, ThoughtActionFormat
 from swe_aci.models.human import HumanModel
 from swe_aci.models.replay import ReplayModel

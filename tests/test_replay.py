@@ -166,14 +166,15 @@ def test_the_comparison_ignores_only_newlines_at_the_ends(
     assert result.exit_code == exit_code, result.stdout + result.stderr
 
 
+@pytest.mark.parametrize("status", [None, "exit_interrupted"])
 def test_unfinished_recording_is_replayed_without_comparison(
-    calc: tuple[Path, str], tmp_path: Path
+    calc: tuple[Path, str], tmp_path: Path, status: str | None
 ) -> None:
     repo, base = calc
 
     def unfinished(data: dict[str, Any]) -> None:
         del data["trajectory"][-1]
-        data["info"] = {"exit_status": None, "submission": None}
+        data["info"] = {"exit_status": status, "submission": None}
 
     trajectory = edited_paper_era(tmp_path / "killed.traj", unfinished)
     result = replay(trajectory, repo, tmp_path / "out", "--commit", base, "--env", "local")

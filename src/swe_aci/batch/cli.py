@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 if TYPE_CHECKING:
-    from swe_aci.agent.config import EpisodeConfig
+    from swe_aci.episode import EpisodeConfig
     from swe_aci.tasks import TaskSet
 
 InstancesOption = Annotated[

@@ -8,10 +8,10 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from swe_aci.agent.config import EpisodeConfig
 from swe_aci.agent.loop import StepRecord
 from swe_aci.batch.outputs import InstanceResult
 from swe_aci.env.base import SandboxError
+from swe_aci.episode import EpisodeConfig
 from swe_aci.tasks import Task
 
 logger = logging.getLogger("swe_aci.batch")

@@ -23,9 +23,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
-from swe_aci.agent.config import EpisodeConfig
 from swe_aci.batch.instance import EXCEPTION_ERROR, FatalBatchError, run_instance
 from swe_aci.batch.outputs import BatchOutputs, InstanceResult
+from swe_aci.episode import EpisodeConfig
 from swe_aci.tasks import Task
 
 logger = logging.getLogger("swe_aci.batch")
