@@ -3,9 +3,9 @@
     python datasets/build_tasks.py [--ids ID ...]
 
 For each spec: fetch the release before the fix (`base`) and the release with it (`fixed`), take
-the listed hunks of their diff as `patch` and `test_patch` (or a `test_patch` written out in the
-spec), and measure FAIL_TO_PASS / PASS_TO_PASS by running `test_cmd` at the base and with the gold
-patch, exactly as verify.py does. Rows of specs not selected with --ids are kept as they are.
+the listed hunks of their diff as `patch` and `test_patch` (or either written out in the spec as
+a patch), and measure FAIL_TO_PASS / PASS_TO_PASS by running `test_cmd` at the base and with the
+gold patch, exactly as verify.py does. Rows of specs not selected with --ids are kept as they are.
 """
 
 from __future__ import annotations
@@ -39,10 +39,9 @@ def build_row(spec: dict, cache: Path, work: Path) -> dict:
     unpack(fetch_sdist(spec["base"]["sdist"], spec["base"]["sha256"], cache), old)
     unpack(fetch_sdist(spec["fixed"]["sdist"], spec["fixed"]["sha256"], cache), new)
     diffs = file_diffs(old, new)
-    test_patch = spec["test_patch"]
     row = {key: spec[key] for key in ROW_KEYS if key in spec}
-    row["patch"] = cut(diffs, spec["patch"])
-    row["test_patch"] = cut(diffs, test_patch) if isinstance(test_patch, list) else test_patch
+    for key in ("patch", "test_patch"):
+        row[key] = cut(diffs, spec[key]) if isinstance(spec[key], list) else spec[key]
     environment = {
         "python": spec["python"],
         "source": {"pypi_sdist": spec["base"]["sdist"], "sha256": spec["base"]["sha256"]},
