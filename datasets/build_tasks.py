@@ -3,9 +3,9 @@
     python datasets/build_tasks.py [--ids ID ...]
 
 For each spec: fetch the release before the fix (`base`) and the release with it (`fixed`), take
-the listed hunks of their diff as `patch` and `test_patch` (or either written out in the spec as
-a patch), and measure FAIL_TO_PASS / PASS_TO_PASS by running `test_cmd` at the base and with the
-gold patch, exactly as verify.py does. Rows of specs not selected with --ids are kept as they are.
+the listed hunks of their diff as `patch` and `test_patch` (or either written out: `{file: PATH}`
+relative to this directory, or the patch text itself), and measure FAIL_TO_PASS / PASS_TO_PASS by
+running `test_cmd` at the base and with the gold patch, exactly as verify.py does. Rows of specs not selected with --ids are kept as they are.
 """
 
 from __future__ import annotations
@@ -41,7 +41,13 @@ def build_row(spec: dict, cache: Path, work: Path) -> dict:
     diffs = file_diffs(old, new)
     row = {key: spec[key] for key in ROW_KEYS if key in spec}
     for key in ("patch", "test_patch"):
-        row[key] = cut(diffs, spec[key]) if isinstance(spec[key], list) else spec[key]
+        value = spec[key]
+        if isinstance(value, list):
+            row[key] = cut(diffs, value)
+        elif isinstance(value, dict):
+            row[key] = (HERE / value["file"]).read_text()
+        else:
+            row[key] = value
     environment = {
         "python": spec["python"],
         "source": {"pypi_sdist": spec["base"]["sdist"], "sha256": spec["base"]["sha256"]},
