@@ -25,6 +25,7 @@ import sys
 import tarfile
 import tempfile
 import time
+import urllib.error
 import urllib.request
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
@@ -318,16 +319,26 @@ def main() -> int:
     parser.add_argument("--cache-dir", type=Path, default=DEFAULT_CACHE)
     args = parser.parse_args()
 
-    rows = load_rows(args.tasks)
+    try:
+        rows = load_rows(args.tasks)
+    except (OSError, ValueError, yaml.YAMLError) as error:
+        print(f"error: cannot read {args.tasks}: {error}", file=sys.stderr)
+        return 2
+    if not isinstance(rows, list) or not all(isinstance(row, dict) for row in rows):
+        print(f"error: {args.tasks} is not a list of task rows", file=sys.stderr)
+        return 2
     if args.ids:
-        rows = [row for row in rows if row["instance_id"] in args.ids]
+        rows = [row for row in rows if row.get("instance_id") in args.ids]
     failed = 0
-    for row in rows:
+    for index, row in enumerate(rows):
+        instance_id = str(row.get("instance_id", f"row {index}"))
         with tempfile.TemporaryDirectory(prefix="swe-aci-verify-") as tmp:
             try:
                 outcome = verify(row, args.cache_dir, Path(tmp), args.measure)
-            except (TaskError, subprocess.TimeoutExpired) as error:
-                outcome = Outcome(row["instance_id"], problems=[str(error)])
+            except (TaskError, subprocess.TimeoutExpired, urllib.error.URLError) as error:
+                outcome = Outcome(instance_id, problems=[str(error)])
+            except KeyError as error:
+                outcome = Outcome(instance_id, problems=[f"the row has no key {error}"])
         runs = " / ".join(f"{s:.1f}s" for s in outcome.seconds)
         verdict = "FAIL" if outcome.problems else ("measured" if args.measure else "ok")
         print(
