@@ -23,6 +23,7 @@ from swe_aci.rag.config import RagConfig
 from swe_aci.rag.documents import oracle_documents, source_documents
 from swe_aci.rag.patch import apply_diff, extract_diff
 from swe_aci.rag.prompt import build_prompt
+from swe_aci.recipes import RecipeError
 
 if TYPE_CHECKING:
     from swe_aci.tasks import Task
@@ -74,7 +75,7 @@ def predict(task: Task, config: RagConfig, model: Model, open_env: OpenEnvironme
         return finish(record, "no_gold_patch", "oracle retrieval needs the row's gold patch")
     try:
         env = open_env(task, config.env)
-    except SandboxError as error:
+    except (SandboxError, RecipeError) as error:
         return finish(record, "environment_error", str(error))
     try:
         return predict_in(env, task, config, model, record)
