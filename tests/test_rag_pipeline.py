@@ -12,6 +12,7 @@ import typer
 from typer.testing import CliRunner
 
 from conftest import commit_tree
+from env_helpers import BACKENDS, DOCKER_IMAGE, skip_unavailable
 from swe_aci.env.base import Environment
 from swe_aci.env.config import EnvConfig
 from swe_aci.env.factory import make_environment
@@ -66,11 +67,14 @@ def config_with(*replies: str, extra: tuple[str, ...] = ()) -> RagConfig:
     )
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
 def test_a_valid_diff_becomes_a_prediction_and_no_diff_an_empty_one(
-    greet_tasks: Path, tmp_path: Path
+    greet_tasks: Path, tmp_path: Path, backend: str
 ) -> None:
+    skip_unavailable(backend)
     tasks = load_tasks(greet_tasks).tasks
-    config = config_with(f"Here it is.\n```diff\n{FIX}```", "I cannot tell.")
+    sandbox = (f"env.backend={backend}", f"env.image={DOCKER_IMAGE}")
+    config = config_with(f"Here it is.\n```diff\n{FIX}```", "I cannot tell.", extra=sandbox)
     out = tmp_path / "out"
     seen: list[str] = []
     predictions = run_rag(
