@@ -86,7 +86,9 @@ def test_django_both_name_forms_grade_alike() -> None:
             "test_rounding (shop.tests.PriceTests.test_rounding)",
             "Rounding is half-even.",
         ):
-            assert grade("django", statuses, [form], ["test_total (shop.tests.PriceTests)"]).resolved
+            assert grade(
+                "django", statuses, [form], ["test_total (shop.tests.PriceTests)"]
+            ).resolved
         assert not grade("django", statuses, ["test_discount (shop.tests.PriceTests)"], []).resolved
 
 

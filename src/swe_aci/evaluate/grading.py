@@ -92,6 +92,4 @@ def grade(
             (results.success if ok else results.failure).append(test_id)
         return results
 
-    return Grade(
-        FAIL_TO_PASS=split(fail_to_pass, PASSING), PASS_TO_PASS=split(pass_to_pass, KEPT)
-    )
+    return Grade(FAIL_TO_PASS=split(fail_to_pass, PASSING), PASS_TO_PASS=split(pass_to_pass, KEPT))

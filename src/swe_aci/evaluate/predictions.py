@@ -55,9 +55,7 @@ def read_predictions(path: Path) -> dict[str, Prediction]:
 def gold_predictions(patches: dict[str, str]) -> dict[str, Prediction]:
     """Each instance's gold patch as its prediction (`swe-aci evaluate gold`)."""
     return {
-        instance_id: Prediction(
-            instance_id=instance_id, model_name_or_path=GOLD, model_patch=patch
-        )
+        instance_id: Prediction(instance_id=instance_id, model_name_or_path=GOLD, model_patch=patch)
         for instance_id, patch in patches.items()
     }
 
