@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 
+from swe_aci.evaluate.cli import evaluate_command
+
 if TYPE_CHECKING:
     from swe_aci.agent.config import EpisodeConfig
     from swe_aci.agent.loop import EpisodeResult, StepRecord
@@ -273,6 +275,9 @@ def models_fetch(
         typer.echo(str(path))
 
     guarded(body)
+
+
+app.command("evaluate")(evaluate_command)
 
 
 def main() -> None:
