@@ -65,17 +65,23 @@ def rag(
         if not task_set.tasks:
             fail(f"no tasks to run in {instances}")
         check_writable(output_dir)
+        costs: list[float] = []
+
+        def on_record(record: RagRecord) -> None:
+            costs.append(record.cost)
+            print_record(record)
+
         predictions = run_rag(
             task_set.tasks,
             rag_config,
             make_model(rag_config.model_settings()),
             output_dir,
-            on_record=print_record,
+            on_record=on_record,
         )
         applied = sum(1 for prediction in predictions.values() if prediction["model_patch"])
         typer.echo(
-            f"{applied} of {len(predictions)} predictions hold a patch that applies; "
-            f"predictions: {output_dir / 'preds.json'}"
+            f"{applied} of {len(predictions)} predictions hold a patch that applies "
+            f"(cost ${sum(costs):.4f}); predictions: {output_dir / 'preds.json'}"
         )
 
     guarded(body)
