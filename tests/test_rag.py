@@ -18,11 +18,10 @@ from swe_aci.models.base import estimate_tokens
 from swe_aci.rag.bm25 import RetrievalUnavailable, rank
 from swe_aci.rag.config import load_rag_config
 from swe_aci.rag.documents import (
+    BaseTree,
     Document,
     is_test_path,
-    oracle_documents,
     patched_files,
-    source_documents,
 )
 from swe_aci.rag.patch import apply_diff, extract_diff
 from swe_aci.rag.prompt import build_prompt, numbered
@@ -67,8 +66,8 @@ def library_env(make_repo: Callable[..., Path]) -> Iterator[Environment]:
     env.close()
 
 
-def test_source_documents_are_text_source_files_without_tests(library_env: Environment) -> None:
-    documents = source_documents(library_env, [".py", ".md", ".png"], 10_000, include_tests=False)
+def test_sources_are_text_source_files_without_tests(library_env: Environment) -> None:
+    documents = BaseTree(library_env, 10_000).sources([".py", ".md", ".png"], include_tests=False)
     paths = [document.path for document in documents]
     assert paths == [
         "README.md",
@@ -77,9 +76,9 @@ def test_source_documents_are_text_source_files_without_tests(library_env: Envir
         "calendar_tools/dates.py",
         "calendar_tools/render.py",
     ]  # no binary logo, no test file, and the uncommitted symlink is not in the base tree
-    with_tests = source_documents(library_env, [".py"], 10_000, include_tests=True)
+    with_tests = BaseTree(library_env, 10_000).sources([".py"], include_tests=True)
     assert "tests/test_dates.py" in [document.path for document in with_tests]
-    small = source_documents(library_env, [".py"], 40, include_tests=False)
+    small = BaseTree(library_env, 40).sources([".py"], include_tests=False)
     assert [document.path for document in small] == [
         "calendar_tools/__init__.py",
         "calendar_tools/colors.py",
@@ -93,9 +92,19 @@ def test_committed_symlinks_are_not_documents(make_repo: Callable[..., Path]) ->
     commit_tree(repo, {})
     env = make_environment(EnvConfig(backend="local"), str(repo))
     try:
-        documents = source_documents(env, [".py"], 10_000, include_tests=True)
+        documents = BaseTree(env, 10_000).sources([".py"], include_tests=True)
         assert [document.path for document in documents] == ["a.py"]
-        assert oracle_documents(env, "--- a/leak.py\n+++ b/leak.py\n", 10_000) == []
+        assert BaseTree(env, 10_000).oracle("--- a/leak.py\n+++ b/leak.py\n") == []
+    finally:
+        env.close()
+
+
+def test_readmes_are_the_root_readme_files(make_repo: Callable[..., Path]) -> None:
+    repo = make_repo({"README.rst": "top\n", "docs/README.md": "nested\n", "readme.txt": "t\n"})
+    env = make_environment(EnvConfig(backend="local"), str(repo))
+    try:
+        readmes = BaseTree(env, 10_000).readmes()
+        assert [document.path for document in readmes] == ["README.rst", "readme.txt"]
     finally:
         env.close()
 
@@ -108,7 +117,7 @@ def test_test_paths_follow_swe_bench() -> None:
 
 
 def test_bm25_ranks_the_relevant_file_first(library_env: Environment) -> None:
-    documents = source_documents(library_env, [".py", ".md"], 10_000, include_tests=False)
+    documents = BaseTree(library_env, 10_000).sources([".py", ".md"], include_tests=False)
     ranking = rank(ISSUE, documents)
     assert ranking[0].document.path == "calendar_tools/dates.py"
     assert ranking[0].score > ranking[1].score
@@ -168,7 +177,7 @@ def test_oracle_picks_the_files_the_gold_patch_changes(library_env: Environment)
         + "-PALETTE = ['red', 'green', 'blue']\n+PALETTE = ['red']\n"
         + "--- /dev/null\n+++ b/calendar_tools/new.py\n@@ -0,0 +1 @@\n+x = 1\n"
     )
-    documents = oracle_documents(library_env, patch, 10_000)
+    documents = BaseTree(library_env, 10_000).oracle(patch)
     assert [document.path for document in documents] == [
         "calendar_tools/dates.py",
         "calendar_tools/colors.py",

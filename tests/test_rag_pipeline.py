@@ -98,7 +98,7 @@ def test_a_valid_diff_becomes_a_prediction_and_no_diff_an_empty_one(
     assert record["status"] == "applied"
     assert record["apply_method"] == "git apply"
     assert record["retrieved"][0]["path"] == "pkg/greet.py"
-    assert record["included"][0] == "pkg/greet.py"
+    assert record["included"][:2] == ["README.md", "pkg/greet.py"]  # the README comes first
     assert 0 < record["prompt_tokens"] <= 27000
     assert record["input_tokens"] > 0
     assert ISSUE in record["messages"][1]["content"]
@@ -118,7 +118,7 @@ def test_oracle_shows_the_gold_files_and_a_bad_diff_is_recorded(
     assert predictions["greet-1"]["model_patch"] == ""
     assert predictions["greet-1"]["model_name_or_path"] == "scripted__rag-oracle"
     record = json.loads((out / "records" / "greet-1.json").read_text())
-    assert record["included"] == ["pkg/greet.py"]
+    assert record["included"] == ["README.md", "pkg/greet.py"]
     assert record["status"] == "patch_failed"
     assert record["reason"].startswith("git apply --check failed: ")
 

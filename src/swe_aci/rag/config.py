@@ -40,13 +40,14 @@ TEMPLATE_VARIABLES: dict[str, frozenset[str]] = {
 
 
 class DocumentsConfig(BaseModel):
-    """Which files of the repository BM25 searches."""
+    """Which files of the repository BM25 searches (and the size limit of every file shown)."""
 
     model_config = ConfigDict(extra="forbid")
 
     extensions: list[str] = Field(default_factory=lambda: [".py"])
     max_file_bytes: int = Field(1_000_000, gt=0, description="larger files are left out")
     include_tests: bool = Field(False, description="keep paths with a test/tests/testing word")
+    readme: bool = Field(True, description="show the root README files first, as SWE-bench does")
 
 
 class RagTemplates(BaseModel):

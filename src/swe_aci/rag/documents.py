@@ -66,37 +66,6 @@ def is_test_path(path: str) -> bool:
     return bool(TEST_WORDS & set(re.split(r"[ _/.]", path.lower())))
 
 
-def read_document(env: Environment, path: str) -> Document | None:
-    """The file's text, or None when it is binary or cannot be read."""
-    try:
-        data = env.read_file(posixpath.join(env.repo_path, path))
-    except OSError:
-        return None
-    if b"\0" in data[:BINARY_PROBE_BYTES]:
-        return None
-    return Document(path, data.decode("utf-8", errors="replace"))
-
-
-def source_documents(
-    env: Environment,
-    extensions: list[str],
-    max_file_bytes: int,
-    include_tests: bool,
-) -> list[Document]:
-    """The text source files BM25 searches, in path order."""
-    wanted = {extension.lower() for extension in extensions}
-    documents = []
-    for entry in sorted(list_tree(env), key=lambda entry: entry.path):
-        if entry.size > max_file_bytes or posixpath.splitext(entry.path)[1].lower() not in wanted:
-            continue
-        if not include_tests and is_test_path(entry.path):
-            continue
-        document = read_document(env, entry.path)
-        if document is not None:
-            documents.append(document)
-    return documents
-
-
 def patched_files(patch: str) -> list[str]:
     """The existing files a unified diff changes, in order (new files have no base version).
 
@@ -117,14 +86,52 @@ def patched_files(patch: str) -> list[str]:
     return files
 
 
-def oracle_documents(env: Environment, patch: str, max_file_bytes: int) -> list[Document]:
-    """The files the gold patch touches, as they are at the base commit."""
-    sizes = {entry.path: entry.size for entry in list_tree(env)}
-    documents = []
-    for path in patched_files(patch):
-        if path not in sizes or sizes[path] > max_file_bytes:
-            continue
-        document = read_document(env, path)
-        if document is not None:
-            documents.append(document)
-    return documents
+class BaseTree:
+    """The files of the repository's base commit, read on demand from the environment."""
+
+    def __init__(self, env: Environment, max_file_bytes: int) -> None:
+        self.env = env
+        self.max_file_bytes = max_file_bytes
+        self.sizes = {entry.path: entry.size for entry in list_tree(env)}
+
+    def read(self, path: str) -> Document | None:
+        """The file's text; None when it is not a regular file of the base tree, is larger than
+        the limit, is binary (a NUL byte near its start) or cannot be read."""
+        size = self.sizes.get(path)
+        if size is None or size > self.max_file_bytes:
+            return None
+        try:
+            data = self.env.read_file(posixpath.join(self.env.repo_path, path))
+        except OSError:
+            return None
+        if b"\0" in data[:BINARY_PROBE_BYTES]:
+            return None
+        return Document(path, data.decode("utf-8", errors="replace"))
+
+    def read_all(self, paths: list[str]) -> list[Document]:
+        return [document for path in paths if (document := self.read(path)) is not None]
+
+    def sources(self, extensions: list[str], include_tests: bool) -> list[Document]:
+        """The text source files BM25 searches, in path order."""
+        wanted = {extension.lower() for extension in extensions}
+        paths = [
+            path
+            for path in sorted(self.sizes)
+            if posixpath.splitext(path)[1].lower() in wanted
+            and (include_tests or not is_test_path(path))
+        ]
+        return self.read_all(paths)
+
+    def readmes(self) -> list[Document]:
+        """The README files at the repository's root, which SWE-bench's prompts always show."""
+        return self.read_all(
+            [
+                path
+                for path in sorted(self.sizes)
+                if "/" not in path and path.lower().startswith("readme")
+            ]
+        )
+
+    def oracle(self, patch: str) -> list[Document]:
+        """The files the gold patch changes, as they are at the base commit."""
+        return self.read_all(patched_files(patch))

@@ -3,8 +3,8 @@
 Packing follows SWE-bench: the prompt without files is measured first, then files are taken in
 rank order, each one that still fits is kept and one that does not is skipped (a later, smaller
 file may still fit). Tokens are estimated at 4 characters per token (`estimate_tokens`), the
-approximation every backend without a tokenizer uses here; for code it tends to undercount real
-tokenizers by about a fifth, so leave that margin below a model's context window.
+approximation the backends without a tokenizer use here; a model's own tokenizer can count more
+for code, so choose a budget with a margin below the model's context window.
 """
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ from swe_aci.env.config import EnvConfig
 from swe_aci.models.base import Model, ModelAuthError, ModelConfigError, ModelError
 from swe_aci.rag.bm25 import rank
 from swe_aci.rag.config import RagConfig
-from swe_aci.rag.documents import oracle_documents, source_documents
+from swe_aci.rag.documents import BaseTree
 from swe_aci.rag.patch import apply_diff, extract_diff
 from swe_aci.rag.prompt import build_prompt
 from swe_aci.recipes import RecipeError
@@ -89,19 +89,23 @@ def predict_in(
     env: Environment, task: Task, config: RagConfig, model: Model, record: RagRecord
 ) -> RagRecord:
     settings = config.documents
+    tree = BaseTree(env, settings.max_file_bytes)
     if config.retrieval == "oracle":
-        documents = oracle_documents(env, task.patch or "", settings.max_file_bytes)
+        documents = tree.oracle(task.patch or "")
         record.retrieved = [{"path": document.path} for document in documents]
     else:
-        candidates = source_documents(
-            env, settings.extensions, settings.max_file_bytes, settings.include_tests
+        ranking = rank(
+            task.problem_statement, tree.sources(settings.extensions, settings.include_tests)
         )
-        ranking = rank(task.problem_statement, candidates)
         documents = [ranked.document for ranked in ranking]
         record.retrieved = [
             {"path": ranked.document.path, "score": round(ranked.score, 4)}
             for ranked in ranking[:RETRIEVED_KEPT]
         ]
+    if settings.readme:
+        readmes = tree.readmes()
+        shown = {document.path for document in readmes}
+        documents = readmes + [document for document in documents if document.path not in shown]
     prompt = build_prompt(config, task.problem_statement, documents, config.context_tokens)
     record.messages = prompt.messages
     record.prompt_tokens = prompt.tokens
