@@ -26,7 +26,7 @@ from typing import Any
 
 from swe_aci.agent.history import HistoryConfig, process_history
 from swe_aci.models.base import Message
-from swe_aci.models.config import ModelConfig
+from swe_aci.models.config import LocalConfig
 from swe_aci.models.local import LocalModel
 
 MODES = {
@@ -64,9 +64,9 @@ def check_rebuild(trajectory: dict[str, Any], histories: list[list[Message]]) ->
 
 def replay(model_name: str, queries: list[list[Message]]) -> list[Turn]:
     """Send the queries in order to a fresh server; llama.cpp's timings for each."""
-    config = ModelConfig(name=model_name, max_output_tokens=1, grammar="")
+    config = LocalConfig(name=model_name, max_output_tokens=1, grammar="")
     turns = []
-    with LocalModel(config) as model:
+    with LocalModel(config, None) as model:
         backend = model.backend
         for messages in queries:
             request = backend.request(messages, None)

@@ -126,10 +126,11 @@ def run_episode(
 ) -> EpisodeResult:
     """Create the sandbox, run the agent on the issue, and always tear the sandbox down."""
     from swe_aci.aci import ACI
+    from swe_aci.agent.parsing import reply_format
     from swe_aci.env.factory import make_environment
     from swe_aci.models.factory import make_model
 
-    model = make_model(config.model)
+    model = make_model(config.model, reply_format(config.agent.parser))
     with contextlib.ExitStack() as cleanup:
         if close_model := getattr(model, "close", None):
             cleanup.callback(close_model)

@@ -70,9 +70,10 @@ class EpisodeConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
+    description: str = Field("", description="one line shown by swe-aci configs")
     agent: AgentConfig
     aci: ACIConfig = Field(default_factory=ACIConfig)
-    model: ModelConfig = Field(default_factory=ModelConfig)
+    model: ModelConfig = Field(default_factory=dict, validate_default=True)
     env: EnvConfig = Field(default_factory=EnvConfig)
 
 
