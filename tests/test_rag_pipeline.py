@@ -16,10 +16,10 @@ from env_helpers import BACKENDS, DOCKER_IMAGE, skip_unavailable
 from swe_aci.env.base import Environment
 from swe_aci.env.config import EnvConfig
 from swe_aci.env.factory import make_environment
-from swe_aci.models.factory import make_model
+from swe_aci.models.base import ModelConfigError
 from swe_aci.rag.cli import rag
 from swe_aci.rag.config import RagConfig, load_rag_config
-from swe_aci.rag.run import run_rag
+from swe_aci.rag.run import make_rag_model, run_rag
 from swe_aci.tasks import Task, load_tasks
 
 BUGGY = "def greet(name):\n    return 'Hello ' + nam\n"
@@ -80,7 +80,7 @@ def test_a_valid_diff_becomes_a_prediction_and_no_diff_an_empty_one(
     predictions = run_rag(
         tasks,
         config,
-        make_model(config.model_settings()),
+        make_rag_model(config),
         out,
         open_env=repository_at_source,
         on_record=lambda record: seen.append(record.status),
@@ -113,7 +113,7 @@ def test_oracle_shows_the_gold_files_and_a_bad_diff_is_recorded(
     bad = "<patch>\n--- a/pkg/greet.py\n+++ b/pkg/greet.py\n@@ -1 +1 @@\n-nothing\n+x\n</patch>"
     config = config_with(bad, extra=("retrieval=oracle",))
     out = tmp_path / "out"
-    model = make_model(config.model_settings())
+    model = make_rag_model(config)
     predictions = run_rag(tasks, config, model, out, open_env=repository_at_source)
     assert predictions["greet-1"]["model_patch"] == ""
     assert predictions["greet-1"]["model_name_or_path"] == "scripted__rag-oracle"
@@ -126,7 +126,7 @@ def test_oracle_shows_the_gold_files_and_a_bad_diff_is_recorded(
 def test_oracle_without_a_gold_patch_is_recorded(greet_tasks: Path, tmp_path: Path) -> None:
     task = load_tasks(greet_tasks).tasks[0].model_copy(update={"patch": None})
     config = config_with("unused", extra=("retrieval=oracle",))
-    model = make_model(config.model_settings())
+    model = make_rag_model(config)
     run_rag([task], config, model, tmp_path / "out", open_env=repository_at_source)
     record = json.loads((tmp_path / "out" / "records" / "greet-1.json").read_text())
     assert record["status"] == "no_gold_patch"
@@ -137,11 +137,17 @@ def test_an_environment_that_cannot_be_built_is_recorded(tmp_path: Path) -> None
     row = {"instance_id": "gone", "repo": "x/y", "problem_statement": "p"}
     rows.write_text(json.dumps([{**row, "environment": {"source": {"path": "missing"}}}]))
     config = config_with("unused")
-    model = make_model(config.model_settings())
+    model = make_rag_model(config)
     predictions = run_rag(load_tasks(rows).tasks, config, model, tmp_path / "out")
     assert predictions["gone"]["model_patch"] == ""
     record = json.loads((tmp_path / "out" / "records" / "gone.json").read_text())
     assert record["status"] == "environment_error"
+
+
+def test_models_that_write_agent_replies_are_refused() -> None:
+    config = load_rag_config(None, ["model.name=replay", "model.replay_path=run.traj"])
+    with pytest.raises(ModelConfigError, match="model 'replay' cannot answer the RAG prompt"):
+        make_rag_model(config)
 
 
 def command() -> typer.Typer:
@@ -199,7 +205,7 @@ def test_a_rag_prediction_resolves_a_humanevalfix_task(tmp_path: Path) -> None:
     task_file = write_tasks([humanevalfix_task(FIX_ROWS[0])], tmp_path / "tasks")
     task = load_tasks(task_file).tasks[0]
     config = config_with(f"<patch>\n{task.patch}</patch>")
-    predictions = run_rag([task], config, make_model(config.model_settings()), tmp_path / "out")
+    predictions = run_rag([task], config, make_rag_model(config), tmp_path / "out")
     patch = predictions[task.instance_id]["model_patch"]
     record = json.loads((tmp_path / "out" / "records" / f"{task.instance_id}.json").read_text())
     assert record["included"] == ["solution.py"]  # the test file is never retrieved

@@ -40,10 +40,9 @@ def rag(
     def body() -> None:
         from swe_aci.agent.config import ConfigError
         from swe_aci.episode import check_writable
-        from swe_aci.models.factory import make_model
         from swe_aci.rag.bm25 import RetrievalUnavailable, bm25s_module
         from swe_aci.rag.config import load_rag_config
-        from swe_aci.rag.run import run_rag
+        from swe_aci.rag.run import make_rag_model, run_rag
         from swe_aci.tasks import TaskFileError, load_tasks
 
         flags = {
@@ -74,7 +73,7 @@ def rag(
         predictions = run_rag(
             task_set.tasks,
             rag_config,
-            make_model(rag_config.model_settings()),
+            make_rag_model(rag_config),
             output_dir,
             on_record=on_record,
         )

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from swe_aci.env.base import Environment, SandboxError
 from swe_aci.env.config import EnvConfig
 from swe_aci.models.base import Model, ModelAuthError, ModelConfigError, ModelError
+from swe_aci.models.factory import make_model
 from swe_aci.rag.bm25 import rank
 from swe_aci.rag.config import RagConfig
 from swe_aci.rag.documents import BaseTree
@@ -139,9 +140,21 @@ def finish(record: RagRecord, status: str, reason: str | None) -> RagRecord:
     return record
 
 
+def make_rag_model(config: RagConfig) -> Model:
+    """The model asked for the patch: it answers in free text (no agent reply format, so a local
+    model runs without the agent's grammar). Raises ModelConfigError (one line)."""
+    settings = config.model_settings()
+    if settings.name in ("replay", "human"):
+        raise ModelConfigError(
+            f"model {settings.name!r} cannot answer the RAG prompt: "
+            "use scripted, openai/<model>, anthropic/<model> or local"
+        )
+    return make_model(settings, None)
+
+
 def prediction_name(config: RagConfig) -> str:
     """`model_name_or_path` of the predictions, e.g. `openai__gpt-4o__rag-bm25-27000`."""
-    model_name = str(config.model.get("name", "model")).replace("/", "__")
+    model_name = config.model_settings().name.replace("/", "__")
     if config.retrieval == "oracle":
         return f"{model_name}__rag-oracle"
     return f"{model_name}__rag-bm25-{config.context_tokens}"
