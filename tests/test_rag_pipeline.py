@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 
 from conftest import commit_tree
 from env_helpers import BACKENDS, DOCKER_IMAGE, skip_unavailable
+from fake_model_server import FakeModelServer, openai_completion, openai_error
 from swe_aci.env.base import Environment
 from swe_aci.env.config import EnvConfig
 from swe_aci.env.factory import make_environment
@@ -21,6 +22,8 @@ from swe_aci.rag.cli import rag
 from swe_aci.rag.config import RagConfig, load_rag_config
 from swe_aci.rag.run import make_rag_model, run_rag
 from swe_aci.tasks import Task, load_tasks
+
+pytest_plugins = ["fake_model_server"]
 
 BUGGY = "def greet(name):\n    return 'Hello ' + nam\n"
 FIX = (
@@ -142,6 +145,36 @@ def test_an_environment_that_cannot_be_built_is_recorded(tmp_path: Path) -> None
     assert predictions["gone"]["model_patch"] == ""
     record = json.loads((tmp_path / "out" / "records" / "gone.json").read_text())
     assert record["status"] == "environment_error"
+
+
+def test_one_query_over_http_and_a_failing_api_recorded(
+    greet_tasks: Path, tmp_path: Path, fake_server: FakeModelServer
+) -> None:
+    fake_server.push(openai_completion(f"<patch>\n{FIX}</patch>", prompt_tokens=900))
+    fake_server.push(*[openai_error(500, "overloaded", type_="server_error")] * 2)
+    settings = [
+        "model.name=openai/fake-model",
+        f"model.base_url={fake_server.openai_url}",
+        "model.api_key=test-key",
+        "model.retry.max_attempts=2",
+        "model.retry.initial_wait=0.001",
+        "model.retry.max_wait=0.01",
+        "env.backend=local",
+    ]
+    config = load_rag_config(None, settings)
+    out = tmp_path / "out"
+    tasks = load_tasks(greet_tasks).tasks
+    run_rag(tasks, config, make_rag_model(config), out, open_env=repository_at_source)
+    sent = fake_server.requests[0].body["messages"]
+    assert [message["role"] for message in sent] == ["system", "user"]
+    assert ISSUE in sent[1]["content"]
+    assert "[start of pkg/greet.py]" in sent[1]["content"]
+    answered = json.loads((out / "records" / "greet-1.json").read_text())
+    assert (answered["status"], answered["input_tokens"]) == ("applied", 900)
+    assert answered["cost"] == 0.0  # fake-model has no price
+    failed = json.loads((out / "records" / "greet-2.json").read_text())
+    assert failed["status"] == "model_error"
+    assert json.loads((out / "preds.json").read_text())["greet-2"]["model_patch"] == ""
 
 
 def test_models_that_write_agent_replies_are_refused() -> None:
