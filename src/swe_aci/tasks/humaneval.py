@@ -68,9 +68,10 @@ def test_file(row: dict[str, Any], entry_point: str) -> str:
     """The problem's `check` function (its module-level call removed) run by one unittest case."""
     test_code = CHECK_CALL.sub("", str(row["test"])).strip("\n")
     setup = str(row.get("test_setup") or "").strip("\n")
+    preamble = f"{setup}\n\n" if setup else ""
     return (
         "import unittest\n\n"
-        f"from solution import *  # noqa: F403\n\n{setup + chr(10) * 2 if setup else ''}"
+        f"from solution import *  # noqa: F403\n\n{preamble}"
         f"{test_code}\n\n\n"
         "class TestSolution(unittest.TestCase):\n"
         "    def test_check(self):\n"
