@@ -14,6 +14,9 @@ from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 import typer
 
 from swe_aci.batch.cli import batch_command, images_app
+from swe_aci.evaluate.cli import evaluate_command
+from swe_aci.rag.cli import rag as rag_command
+from swe_aci.tasks.humaneval import humaneval_command
 
 if TYPE_CHECKING:
     from swe_aci.agent.loop import EpisodeResult, StepRecord
@@ -334,9 +337,6 @@ def configs() -> None:
     guarded(body)
 
 
-app.command("batch")(batch_command)
-app.add_typer(images_app, name="images")
-
 models_app = typer.Typer(help="Local models: fetch the offline model's weights.")
 app.add_typer(models_app, name="models")
 
@@ -357,6 +357,16 @@ def models_fetch(
         typer.echo(str(path))
 
     guarded(body)
+
+
+# Commands of the layers above the episode, each defined beside its layer.
+app.command("batch")(batch_command)
+app.add_typer(images_app, name="images")
+app.command("evaluate")(evaluate_command)
+app.command("rag")(rag_command)
+tasks_app = typer.Typer(help="Build task files (HumanEval, HumanEvalFix).")
+app.add_typer(tasks_app, name="tasks")
+tasks_app.command("humaneval")(humaneval_command)
 
 
 def main() -> None:
