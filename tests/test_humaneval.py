@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
+from typer.testing import CliRunner, Result
 
 from swe_aci.tasks import load_tasks
 from swe_aci.tasks.humaneval import (
@@ -239,25 +239,24 @@ def test_written_rows_load_as_tasks(tmp_path: Path) -> None:
 
 
 def test_the_command_writes_tasks_and_fails_in_one_line(tmp_path: Path) -> None:
-    import typer
+    from swe_aci.cli import app
 
-    app = typer.Typer()
-    from swe_aci.tasks.humaneval import humaneval_command
+    def invoke(*args: str) -> Result:
+        return CliRunner().invoke(app, ["tasks", "humaneval", *args])
 
-    app.command()(humaneval_command)
     rows = tmp_path / "fix.json"
     rows.write_text(json.dumps(FIX_ROWS))
-    result = CliRunner().invoke(app, ["--out", str(tmp_path / "out"), "--fix", str(rows)])
+    result = invoke("--out", str(tmp_path / "out"), "--fix", str(rows))
     assert result.exit_code == 0, result.output
     assert "2 tasks:" in result.output
     assert (tmp_path / "out" / "tasks.jsonl").is_file()
-    missing = CliRunner().invoke(app, ["--out", str(tmp_path / "o"), "--fix", "nope.jsonl"])
+    missing = invoke("--out", str(tmp_path / "o"), "--fix", "nope.jsonl")
     assert missing.exit_code == 2
     assert "cannot read nope.jsonl" in missing.output
     assert "Traceback" not in missing.output
     bad = tmp_path / "bad.jsonl"
     bad.write_text("{not json\n")
-    result = CliRunner().invoke(app, ["--out", str(tmp_path / "o"), "--fix", str(bad)])
+    result = invoke("--out", str(tmp_path / "o"), "--fix", str(bad))
     assert result.exit_code == 2
     assert "invalid JSON" in result.output
 

@@ -16,7 +16,6 @@ import typer
 from swe_aci.batch.cli import batch_command, images_app
 from swe_aci.evaluate.cli import evaluate_command
 from swe_aci.rag.cli import rag as rag_command
-from swe_aci.tasks.humaneval import humaneval_command
 
 if TYPE_CHECKING:
     from swe_aci.agent.loop import EpisodeResult, StepRecord
@@ -366,7 +365,32 @@ app.command("evaluate")(evaluate_command)
 app.command("rag")(rag_command)
 tasks_app = typer.Typer(help="Build task files (HumanEval, HumanEvalFix).")
 app.add_typer(tasks_app, name="tasks")
-tasks_app.command("humaneval")(humaneval_command)
+
+
+@tasks_app.command("humaneval")
+def humaneval_command(
+    out: Annotated[Path, typer.Option(help="Directory for tasks.jsonl and the repositories.")],
+    fix: Annotated[
+        Path | None,
+        typer.Option(help="HumanEvalFix rows (HumanEvalPack JSONL/JSON) instead of HumanEval."),
+    ] = None,
+) -> None:
+    """Write HumanEval (or HumanEvalFix) problems as single-file repository tasks."""
+    from swe_aci.tasks.humaneval import HumanEvalError, build_tasks, write_tasks
+
+    try:
+        tasks, problems = build_tasks(fix)
+    except HumanEvalError as error:
+        fail(str(error))
+    for problem in problems:
+        typer.echo(f"skipped {problem}", err=True)
+    if not tasks:
+        fail("no usable rows: nothing written")
+    try:
+        task_file = write_tasks(tasks, out)
+    except OSError as error:
+        fail(f"cannot write to {out}: {error.strerror or error}")
+    typer.echo(f"{len(tasks)} tasks: {task_file}")
 
 
 def main() -> None:

@@ -27,9 +27,7 @@ import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any
-
-import typer
+from typing import Any
 
 SOLUTION_FILE = "solution.py"
 TEST_FILE = "test_solution.py"
@@ -266,28 +264,3 @@ def write_tasks(tasks: list[RepositoryTask], out: Path) -> Path:
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return out / TASK_FILE
-
-
-def humaneval_command(
-    out: Annotated[Path, typer.Option(help="Directory for tasks.jsonl and the repositories.")],
-    fix: Annotated[
-        Path | None,
-        typer.Option(help="HumanEvalFix rows (HumanEvalPack JSONL/JSON) instead of HumanEval."),
-    ] = None,
-) -> None:
-    """Write HumanEval (or HumanEvalFix) problems as single-file repository tasks."""
-    from swe_aci.cli import fail
-
-    try:
-        tasks, problems = build_tasks(fix)
-    except HumanEvalError as error:
-        fail(str(error))
-    for problem in problems:
-        typer.echo(f"skipped {problem}", err=True)
-    if not tasks:
-        fail("no usable rows: nothing written")
-    try:
-        task_file = write_tasks(tasks, out)
-    except OSError as error:
-        fail(f"cannot write to {out}: {error.strerror or error}")
-    typer.echo(f"{len(tasks)} tasks: {task_file}")
