@@ -1,4 +1,4 @@
-"""The RAG baseline's config (`configs/rag.yaml`): retrieval, budget, documents, templates,
+"""The RAG baseline's config (`configs/baselines/rag.yaml`): retrieval, budget, documents, templates,
 model and environment. Loaded from YAML with `key.path=value` overrides, like episode configs."""
 
 from __future__ import annotations
@@ -96,9 +96,9 @@ class RagConfig(BaseModel):
 
 
 def load_rag_config(path: str | Path | None = None, overrides: Sequence[str] = ()) -> RagConfig:
-    """Read the YAML (the built-in `rag.yaml` when None), apply overrides, validate everything,
+    """Read the YAML (the built-in `baselines/rag.yaml` when None), apply overrides, validate everything,
     the model section included. Raises ConfigError (one line)."""
-    config_path = Path(path).expanduser() if path is not None else builtin_config_dir() / "rag.yaml"
+    config_path = Path(path).expanduser() if path is not None else builtin_config_dir() / "baselines" / "rag.yaml"
     data = read_yaml(config_path)
     for override in overrides:
         apply_override(data, override)
