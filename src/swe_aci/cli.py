@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 
+from swe_aci.batch.cli import batch_command, images_app
+
 if TYPE_CHECKING:
     from swe_aci.agent.config import EpisodeConfig
     from swe_aci.agent.loop import EpisodeResult, StepRecord
@@ -252,6 +254,9 @@ def patch_difference(expected: str, produced: str) -> str:
     )
     return "\n".join(lines)
 
+
+app.command("batch")(batch_command)
+app.add_typer(images_app, name="images")
 
 models_app = typer.Typer(help="Local models: fetch the offline model's weights.")
 app.add_typer(models_app, name="models")

@@ -115,7 +115,8 @@ class BwrapEnvironment(LocalEnvironment):
         argv = sandbox_argv(
             self._binds, network=self.config.network, chdir=self._repo_in_sandbox, skip=self._skip
         )
-        return [*argv, *BASH_ARGV]
+        read_only = [arg for path in self.config.ro_paths for arg in ("--ro-bind", path, path)]
+        return [*argv[:-4], *read_only, *argv[-4:], *BASH_ARGV]  # before --remount-ro
 
     def _start_shell(self) -> BwrapTransport:
         return BwrapTransport(self._shell_argv(), cwd=str(self._host_repo), env=self._shell_env())

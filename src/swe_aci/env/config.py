@@ -19,6 +19,12 @@ class EnvConfig(BaseModel):
     output_cap: int = Field(100_000, gt=0, description="bytes of one command's output kept")
     network: bool = Field(False, description="allow network access inside bwrap/docker sandboxes")
     env_vars: dict[str, str] = Field(default_factory=dict, description="exported in the shell")
+    ro_paths: list[str] = Field(
+        default_factory=list, description="host paths bound read-only at the same path (bwrap)"
+    )
+    path_prepend: list[str] = Field(
+        default_factory=list, description="directories put first on the shell's PATH"
+    )
     setup_commands: list[str] = Field(
         default_factory=list, description="run in the shell after the repository is ready"
     )

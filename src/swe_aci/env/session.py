@@ -24,7 +24,8 @@ class SessionEnvironment:
         self._session = BashSession(
             start_transport,
             output_cap=self.config.output_cap,
-            setup_script="".join(f"export {k}={shell_quote(v)}\n" for k, v in exports.items()),
+            setup_script="".join(f"export {k}={shell_quote(v)}\n" for k, v in exports.items())
+            + path_prepend_line(self.config.path_prepend),
             initial_cwd=repo,
         )
         for command in self.config.setup_commands:
@@ -59,3 +60,9 @@ class SessionEnvironment:
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
+
+
+def path_prepend_line(directories: list[str]) -> str:
+    if not directories:
+        return ""
+    return f'export PATH={shell_quote(":".join(directories))}:"$PATH"\n'

@@ -1,0 +1,188 @@
+"""Recipe environments for the docker backend: one image per recipe hash, built offline (no
+registry pulls) on swe-aci/base:bookworm.
+
+Two layers of images: `swe-aci/python:<version>` holds the interpreter (copied from the host's
+pyenv or other prefix, at the same path, with the shared libraries it links against and a C
+toolchain from Debian), and `swe-aci/task:<hash>` adds the base tree at /testbed, a virtualenv at
+/opt/venv (active for every process of the container) and the installed package.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+from swe_aci.recipes.cache import BuildLog, locked, recipe_hash, tree_name
+from swe_aci.recipes.errors import RecipeError
+from swe_aci.recipes.interpreter import Interpreter
+from swe_aci.recipes.sdist import ca_bundle, index_url
+from swe_aci.recipes.tree import build_base_tree
+from swe_aci.tasks import Task
+
+BASE_IMAGE = "swe-aci/base:bookworm"
+REPO_DIR = "/testbed"
+VENV = "/opt/venv"
+COMMIT_LABEL = "swe-aci.base-commit"
+RUNTIME_PACKAGES = (
+    "gcc g++ make libc6-dev pkg-config libssl-dev libffi-dev zlib1g-dev libsqlite3-0 "
+    "libbz2-1.0 liblzma5 libreadline8 libncursesw6 libgdbm6 libuuid1 libexpat1"
+)
+
+
+def task_image_name(digest: str) -> str:
+    return f"swe-aci/task:{digest}"
+
+
+def python_image_name(interpreter: Interpreter) -> str:
+    return f"swe-aci/python:{interpreter.version}-{interpreter.origin}"
+
+
+def docker_build(
+    task: Task, interpreter: Interpreter, cache_root: Path, echo: Callable[[str], None] | None
+) -> tuple[str, str]:
+    """(image, base commit) of the task's recipe image, built if missing. Raises RecipeError."""
+    from swe_aci.env.docker import connect
+
+    digest = recipe_hash(task, interpreter)
+    image = task_image_name(digest)
+    client = connect()
+    commit = image_commit(client, image)
+    if commit is not None:
+        return image, commit
+    with locked(cache_root / f"{digest}.docker.lock"):
+        commit = image_commit(client, image)
+        if commit is not None:
+            return image, commit
+        log_path = cache_root / digest / "docker-build.log"
+        log_path.unlink(missing_ok=True)
+        log = BuildLog(log_path, echo)
+        try:
+            python_image = ensure_python_image(client, interpreter, cache_root, echo)
+            commit = build_task_image(
+                client, task, interpreter, python_image, image, cache_root, log
+            )
+        except RecipeError as error:
+            log(f"failed: {error}")
+            raise RecipeError(f"{task.instance_id}: {error} (build log: {log.path})") from None
+        log("ready")
+        return image, commit
+
+
+def image_commit(client: object, image: str) -> str | None:
+    import docker
+
+    try:
+        labels = client.api.inspect_image(image)["Config"].get("Labels") or {}  # type: ignore[attr-defined]
+    except docker.errors.ImageNotFound:
+        return None
+    return labels.get(COMMIT_LABEL)
+
+
+def ensure_python_image(
+    client: object, interpreter: Interpreter, cache_root: Path, echo: Callable[[str], None] | None
+) -> str:
+    import docker
+
+    name = python_image_name(interpreter)
+    with locked(cache_root / "python-image.lock"):
+        try:
+            client.api.inspect_image(name)  # type: ignore[attr-defined]
+            return name
+        except docker.errors.ImageNotFound:
+            pass
+        log = BuildLog(cache_root / f"python-{interpreter.version}-build.log", echo)
+        with tempfile.TemporaryDirectory(prefix="swe-aci-pyimage-") as context:
+            lines = [f"FROM {BASE_IMAGE}", apt_install(RUNTIME_PACKAGES)]
+            if interpreter.origin == "system":
+                lines.append(
+                    apt_install(f"python{interpreter.minor}-venv python{interpreter.minor}-dev")
+                )
+            else:
+                copy_prefix(interpreter, Path(context) / "python")
+                lines.append(f"COPY python/ {interpreter.prefix}/")
+            lines.append(f"RUN {interpreter.executable} -c 'import ssl, sqlite3, ctypes, venv'")
+            run_build(client, Path(context), lines, name, log)
+    return name
+
+
+def apt_install(packages: str) -> str:
+    return (
+        "RUN apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "
+        f"--no-install-recommends {packages} >/dev/null && rm -rf /var/lib/apt/lists/*"
+    )
+
+
+def copy_prefix(interpreter: Interpreter, dest: Path) -> None:
+    """The interpreter's prefix without its own test suite (a third of its size)."""
+    stdlib_tests = interpreter.prefix / "lib" / f"python{interpreter.minor}" / "test"
+
+    def ignore(directory: str, names: list[str]) -> list[str]:
+        return ["test"] if Path(directory, "test") == stdlib_tests else []
+
+    shutil.copytree(interpreter.prefix, dest, symlinks=True, ignore=ignore)
+
+
+def build_task_image(
+    client: object,
+    task: Task,
+    interpreter: Interpreter,
+    python_image: str,
+    image: str,
+    cache_root: Path,
+    log: BuildLog,
+) -> str:
+    recipe = task.environment
+    assert recipe is not None
+    with tempfile.TemporaryDirectory(prefix="swe-aci-taskimage-") as scratch:
+        context = Path(scratch)
+        tree = context / "tree" / tree_name(task)
+        tree.parent.mkdir()
+        commit = build_base_tree(task, tree, cache_root / "sdists", log)
+        lines = [
+            f"FROM {python_image}",
+            f"RUN {interpreter.executable} -m venv {VENV}",
+            f"ENV VIRTUAL_ENV={VENV} PATH={VENV}/bin:$PATH",
+            f"COPY tree/{tree.name}/ {REPO_DIR}/",
+            f"WORKDIR {REPO_DIR}",
+        ]
+        build_env = ["env", f"PIP_INDEX_URL={index_url()}", "PIP_DISABLE_PIP_VERSION_CHECK=1"]
+        if bundle := ca_bundle():
+            shutil.copy(bundle, context / "host-ca.crt")
+            lines.append("COPY host-ca.crt /etc/ssl/certs/swe-aci-host-ca.crt")
+            certificate = "/etc/ssl/certs/swe-aci-host-ca.crt"
+            build_env += [f"PIP_CERT={certificate}", f"SSL_CERT_FILE={certificate}"]
+        lines += [
+            f"RUN {json.dumps([*build_env, 'bash', '-c', command])}" for command in recipe.install
+        ]
+        lines.append(  # what the install left untracked is ignored, as on the host
+            "RUN git -c safe.directory='*' ls-files --others --directory | sed 's|^|/|' "
+            ">> .git/info/exclude"
+        )
+        lines.append(f"LABEL {COMMIT_LABEL}={commit} swe-aci.recipe={image.rsplit(':', 1)[-1]}")
+        run_build(client, context, lines, image, log)
+    return commit
+
+
+def run_build(client: object, context: Path, lines: list[str], tag: str, log: BuildLog) -> None:
+    """`docker build` of `lines` in `context`, its output in the log."""
+    import docker
+
+    (context / "Dockerfile").write_text("\n".join(lines) + "\n")
+    log(f"docker build {tag}")
+    api = client.api  # type: ignore[attr-defined]
+    error = None
+    try:
+        for chunk in api.build(path=str(context), tag=tag, rm=True, forcerm=True, decode=True):
+            if "stream" in chunk and chunk["stream"].strip():
+                log(chunk["stream"].rstrip())
+            if "error" in chunk:
+                error = chunk["error"].strip()
+                log(error)
+    except docker.errors.APIError as exc:
+        error = str(exc)
+    if error:
+        last = error.splitlines()[-1] if error.splitlines() else error
+        raise RecipeError(f"docker build of {tag} failed: {last}")

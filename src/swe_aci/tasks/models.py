@@ -1,0 +1,111 @@
+"""The task row and its environment recipe (the task-file format: one SWE-bench row per task,
+plus an optional `environment` recipe saying how to build the repository and its interpreter)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+INSTANCE_ID_PATTERN = r"^[A-Za-z0-9_.-]+$"
+LogParser = Literal["pytest", "django", "sympy", "unittest"]
+RevertField = Literal["patch", "test_patch"]
+
+
+class Source(BaseModel):
+    """Where the repository's files come from: exactly one of `pypi_sdist` (with its `sha256`),
+    `git` (a URL or path, checked out at the row's base_commit) or `path` (a local directory)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    pypi_sdist: str | None = Field(None, description="a requirement `Name==version`")
+    sha256: str | None = Field(None, pattern=r"^[0-9a-fA-F]{64}$")
+    git: str | None = None
+    path: str | None = None
+
+    @model_validator(mode="after")
+    def _exactly_one_kind(self) -> Source:
+        kinds = [kind for kind in ("pypi_sdist", "git", "path") if getattr(self, kind)]
+        if len(kinds) != 1:
+            raise ValueError("source needs exactly one of pypi_sdist, git, path")
+        if self.pypi_sdist:
+            if not self.sha256:
+                raise ValueError("a pypi_sdist source needs its sha256")
+            name, separator, version = self.pypi_sdist.partition("==")
+            if not separator or not name.strip() or not version.strip():
+                raise ValueError("pypi_sdist must be `Name==version`")
+        elif self.sha256:
+            raise ValueError("sha256 belongs to a pypi_sdist source")
+        return self
+
+    @property
+    def kind(self) -> str:
+        return "pypi_sdist" if self.pypi_sdist else "git" if self.git else "path"
+
+
+class Recipe(BaseModel):
+    """How to build a task's environment: interpreter, source, base tree, install, tests."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    python: str | None = Field(None, pattern=r"^\d+\.\d+(\.\d+)?$")
+    source: Source
+    revert: list[RevertField] = Field(default_factory=list)
+    prepare: list[str] = Field(default_factory=list)
+    install: list[str] = Field(default_factory=list)
+    exclude: list[str] = Field(default_factory=list)
+    test_cmd: str | None = None
+    log_parser: LogParser | None = None
+
+
+class Task(BaseModel):
+    """One row of a task file (a SWE-bench row; unknown extra keys are ignored)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    instance_id: str = Field(pattern=INSTANCE_ID_PATTERN)
+    repo: str
+    problem_statement: str
+    hints_text: str = ""
+    base_commit: str | None = None
+    patch: str | None = None
+    test_patch: str | None = None
+    FAIL_TO_PASS: list[str] = Field(default_factory=list)
+    PASS_TO_PASS: list[str] = Field(default_factory=list)
+    version: str | None = None
+    created_at: str | None = None
+    environment_setup_commit: str | None = None
+    image: str | None = None
+    repo_dir: str = Field("/testbed", pattern=r"^/")
+    environment: Recipe | None = None
+
+    @field_validator("instance_id")
+    @classmethod
+    def _not_a_directory_name(cls, value: str) -> str:
+        if value in {".", ".."}:
+            raise ValueError("instance_id cannot be . or .. (it names a directory)")
+        return value
+
+    @field_validator("FAIL_TO_PASS", "PASS_TO_PASS", mode="before")
+    @classmethod
+    def _json_string_list(cls, value: Any) -> Any:
+        """SWE-bench rows carry the test lists as JSON strings."""
+        if isinstance(value, str):
+            try:
+                return json.loads(value) if value.strip() else []
+            except json.JSONDecodeError:
+                raise ValueError("not a list of test ids nor a JSON string of one") from None
+        return value
+
+    @field_validator("version", "created_at", "environment_setup_commit", mode="before")
+    @classmethod
+    def _text(cls, value: Any) -> Any:
+        """Kept as text: YAML reads `version: 3.0` as a number, datasets give timestamps."""
+        return value if value is None or isinstance(value, str) else str(value)
+
+    @model_validator(mode="after")
+    def _one_environment(self) -> Task:
+        if self.image and self.environment:
+            raise ValueError("a row has an image or an environment recipe, not both")
+        return self
