@@ -222,3 +222,36 @@ def test_bad_inputs_are_one_line(
         evaluate(cache, good, "--instances", tasks, "--env", "docker", "--output-dir", tmp_path),
         "docker",
     )
+
+
+@pytest.mark.parametrize(
+    ("name", "swap"),
+    [
+        ("fifo", "os.mkfifo(LOG)"),
+        ("dev-zero", "os.symlink('/dev/zero', LOG)"),
+        pytest.param("huge", "open(LOG, 'w').write('x' * 30_000_000)", marks=pytest.mark.slow),
+    ],
+)
+def test_a_prediction_replacing_the_log_cannot_stall_or_flood_the_host(
+    name: str, swap: str, project: Path, cache: Path, tmp_path: Path
+) -> None:
+    """The prediction's code, run by the tests, swaps the test log (its stderr) for a FIFO, a link
+    to an endless device or a file past the size limit as the tests end: reading stays bounded."""
+    attack = (
+        "import atexit\nimport os\n\nLOG = os.readlink('/proc/self/fd/2')\n\n\n"
+        f"def swap():\n    os.remove(LOG)\n    {swap}\n\n\natexit.register(swap)\n"
+    )
+    lines = attack.splitlines()
+    patch = GOLD + (
+        "diff --git a/tests/__init__.py b/tests/__init__.py\n"
+        f"--- a/tests/__init__.py\n+++ b/tests/__init__.py\n@@ -0,0 +1,{len(lines)} @@\n"
+        + "".join(f"+{line}\n" for line in lines)
+    )
+    task = Task.model_validate(row(project, f"log-{name}"))
+    report = evaluate_instance(
+        task, patch, EnvConfig(backend="local"), tmp_path, 60, cache_dir=cache
+    )
+    log = (tmp_path / f"log-{name}" / "test_output.txt").read_bytes()
+    assert len(log) <= 20_000_000
+    assert report.outcome == "unresolved"  # what the tests printed went with the swapped log
+    assert report.timings["total"] < 60
