@@ -8,6 +8,7 @@ install step.
 from __future__ import annotations
 
 import json
+import socket
 from pathlib import Path
 from typing import Any
 
@@ -255,3 +256,44 @@ def test_a_prediction_replacing_the_log_cannot_stall_or_flood_the_host(
     assert len(log) <= 20_000_000
     assert report.outcome == "unresolved"  # what the tests printed went with the swapped log
     assert report.timings["total"] < 60
+
+
+@pytest.mark.parametrize(
+    ("backend", "outcome"),
+    [
+        ("local", "resolved"),  # no sandbox: the host's network is there
+        ("bwrap", "unresolved"),
+        pytest.param("docker", "unresolved", marks=pytest.mark.docker),
+    ],
+)
+def test_tests_run_without_network(
+    backend: str, outcome: str, project: Path, cache: Path, tmp_path: Path
+) -> None:
+    """A prediction whose fix works only when the tests reach a server listening on the host."""
+    skip_unavailable(backend)
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        port = server.getsockname()[1]
+        reach = f"__import__('socket').create_connection(('127.0.0.1', {port}), 2)"
+        patch = calc_patch(f"return a + b if {reach} else 0")
+        task = Task.model_validate(row(project, f"network-{backend}"))
+        config = EnvConfig(backend=backend)  # type: ignore[arg-type]
+        report = evaluate_instance(task, patch, config, tmp_path, 60, cache_dir=cache)
+    assert report.outcome == outcome, report.message
+
+
+@pytest.mark.docker
+def test_docker_and_bwrap_give_the_same_report(project: Path, cache: Path, tmp_path: Path) -> None:
+    skip_unavailable("docker")
+    skip_unavailable("bwrap")
+    task = Task.model_validate(row(project, "calc-1"))
+    outcomes = {}
+    for backend in ("bwrap", "docker"):
+        for name, patch in (("gold", GOLD), ("empty", ""), ("breaks-mul", BREAKS_MUL)):
+            config = EnvConfig(backend=backend)  # type: ignore[arg-type]
+            report = evaluate_instance(
+                task, patch, config, tmp_path / backend, 120, cache_dir=cache
+            )
+            outcomes[backend, name] = (report.outcome, report.tests_status)
+    for name in ("gold", "empty", "breaks-mul"):
+        assert outcomes["bwrap", name] == outcomes["docker", name]
+    assert outcomes["docker", "gold"][0] == "resolved"
