@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 import typer
 
 from swe_aci.batch.cli import batch_command, images_app
+from swe_aci.evaluate.cli import evaluate_command
 
 if TYPE_CHECKING:
     from swe_aci.agent.config import EpisodeConfig
@@ -278,6 +279,9 @@ def models_fetch(
         typer.echo(str(path))
 
     guarded(body)
+
+
+app.command("evaluate")(evaluate_command)
 
 
 def main() -> None:

@@ -1,0 +1,230 @@
+"""`swe-aci evaluate`: grade predictions by running each task's tests, with a progress display."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from swe_aci.env.config import EnvConfig
+    from swe_aci.evaluate.predictions import Prediction
+    from swe_aci.evaluate.report import InstanceReport
+    from swe_aci.tasks import Task
+
+OUTCOME_STYLE = {
+    "resolved": "green",
+    "unresolved": "yellow",
+    "patch_failed": "magenta",
+    "timeout": "red",
+    "error": "bold red",
+}
+
+
+def evaluate_command(
+    predictions: Annotated[
+        str,
+        typer.Argument(help="preds.json (by id), a JSON list or JSONL; `gold`: each task's patch."),
+    ],
+    instances: Annotated[Path, typer.Option(help="The task file (JSON, JSONL or YAML).")],
+    ids: Annotated[
+        list[str] | None, typer.Option(help="Only these instance ids (repeat, or comma-separated).")
+    ] = None,
+    workers: Annotated[int, typer.Option(min=1, help="Instances evaluated at once.")] = 1,
+    env: Annotated[str | None, typer.Option(help="Sandbox: auto, local, bwrap, docker.")] = None,
+    output_dir: Annotated[
+        Path, typer.Option(help="Per-instance logs and reports, and report.json.")
+    ] = Path("evaluation"),
+    timeout: Annotated[
+        float, typer.Option(min=1, help="Seconds the tests of one instance may run.")
+    ] = 1800.0,
+    redo: Annotated[
+        bool, typer.Option(help="Evaluate again instances that have a report.")
+    ] = False,
+) -> None:
+    """Run each instance's tests with its predicted patch applied; report % resolved."""
+    from swe_aci.cli import fail, guarded
+
+    def body() -> None:
+        from pydantic import ValidationError
+        from rich.console import Console
+
+        from swe_aci.env.config import EnvConfig
+        from swe_aci.evaluate.predictions import PredictionsError
+        from swe_aci.evaluate.report import write_json_atomic
+        from swe_aci.tasks import TaskFileError
+
+        console = Console(stderr=True, highlight=False, soft_wrap=True)
+        try:
+            env_config = EnvConfig(backend=env or "auto")  # type: ignore[arg-type]
+        except ValidationError:
+            fail(f"unknown sandbox {env!r}: use auto, local, bwrap or docker")
+        try:
+            tasks = selected_tasks(instances, ids, console)
+            chosen = read_chosen_predictions(predictions, tasks, instances, console)
+        except (TaskFileError, PredictionsError) as exc:
+            fail(str(exc))
+        check_backend(env_config)
+        try:
+            output_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            fail(f"cannot create the output directory {output_dir}: {exc.strerror}")
+        reports = run_with_progress(tasks, chosen, env_config, console)
+        report = run_summary(tasks, chosen, reports)
+        write_json_atomic(output_dir / "report.json", report)
+        print_summary(report, console)
+        console.print(f"report: {output_dir / 'report.json'}")
+
+    def run_with_progress(
+        tasks: list[Task],
+        chosen: dict[str, Prediction],
+        env_config: EnvConfig,
+        console: Console,
+    ) -> dict[str, InstanceReport]:
+        from rich.markup import escape
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+
+        from swe_aci.evaluate.harness import evaluate_all
+
+        todo = sum(1 for task in tasks if task.instance_id in chosen)
+        with Progress(
+            "[progress.description]{task.description}",
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=console,
+            transient=True,
+        ) as progress:
+            bar = progress.add_task("evaluating", total=todo)
+
+            def done(report: InstanceReport, reused: bool) -> None:
+                style = OUTCOME_STYLE[report.outcome]
+                note = " (report kept; --redo evaluates again)" if reused else ""
+                detail = f": {escape(report.message)}" if report.message else ""
+                progress.console.print(
+                    f"[{style}]{report.outcome:>12}[/] {escape(report.instance_id)}{detail}{note}"
+                )
+                progress.advance(bar)
+
+            return evaluate_all(
+                tasks,
+                chosen,
+                env_config,
+                output_dir,
+                timeout=timeout,
+                workers=workers,
+                redo=redo,
+                on_done=done,
+            )
+
+    guarded(body)
+
+
+def selected_tasks(instances: Path, ids: list[str] | None, console: Console) -> list[Task]:
+    """The task file's valid rows (bad ones reported, one line each), limited to `ids`."""
+    from rich.markup import escape
+
+    from swe_aci.tasks import load_tasks
+
+    task_set = load_tasks(instances)
+    for problem in task_set.problems:
+        console.print(f"[yellow]skipped row:[/] {escape(str(problem))}")
+    tasks = task_set.tasks
+    if ids:
+        wanted = {part.strip() for value in ids for part in value.split(",") if part.strip()}
+        known = {task.instance_id for task in tasks}
+        if unknown := sorted(wanted - known):
+            console.print(f"[yellow]--ids not in {escape(str(instances))}:[/] {', '.join(unknown)}")
+        tasks = [task for task in tasks if task.instance_id in wanted]
+    return tasks
+
+
+def read_chosen_predictions(
+    source: str, tasks: list[Task], instances: Path, console: Console
+) -> dict[str, Prediction]:
+    """The predictions of the selected tasks; predictions for ids the task file lacks are listed
+    and skipped."""
+    from rich.markup import escape
+
+    from swe_aci.evaluate.predictions import GOLD, gold_predictions, read_predictions
+
+    if source == GOLD and not Path(source).exists():
+        return gold_predictions({task.instance_id: task.patch or "" for task in tasks})
+    predictions = read_predictions(Path(source))
+    known = {task.instance_id for task in tasks}
+    if unknown := sorted(set(predictions) - known):
+        console.print(
+            f"[yellow]{len(unknown)} prediction(s) for ids not in {escape(str(instances))} "
+            f"(or not selected), skipped:[/] {escape(', '.join(unknown))}"
+        )
+    return {key: value for key, value in predictions.items() if key in known}
+
+
+def check_backend(env_config: EnvConfig) -> None:
+    """Docker asked for but not reachable: one line now rather than one per instance."""
+    from swe_aci.cli import fail
+    from swe_aci.env.base import SandboxError
+
+    if env_config.backend != "docker":
+        return
+    from swe_aci.env.docker import connect
+
+    try:
+        connect()
+    except SandboxError as exc:
+        fail(str(exc))
+
+
+def run_summary(
+    tasks: list[Task], chosen: dict[str, Prediction], reports: dict[str, InstanceReport]
+) -> dict[str, object]:
+    from swe_aci.evaluate.report import run_report
+
+    return run_report(
+        [task.instance_id for task in tasks],
+        chosen,
+        [key for key, prediction in chosen.items() if prediction.is_empty],
+        reports,
+    )
+
+
+def print_summary(report: dict[str, object], console: Console) -> None:
+    from rich.table import Table
+
+    def count(key: str) -> int:
+        value = report[key]
+        assert isinstance(value, int | list)
+        return value if isinstance(value, int) else len(value)
+
+    total, submitted, resolved = (
+        count("total_instances"),
+        count("submitted_instances"),
+        count("resolved_instances"),
+    )
+    table = Table(title="evaluation")
+    table.add_column("instances")
+    table.add_column("count", justify="right")
+    rows = [
+        ("total", count("total_instances")),
+        ("submitted", submitted),
+        ("completed", count("completed_instances")),
+        ("resolved", resolved),
+        ("unresolved", count("unresolved_instances")),
+        ("  of which patch failed", count("patch_failed_ids")),
+        ("  of which timed out", count("timeout_ids")),
+        ("empty patch", count("empty_patch_instances")),
+        ("error", count("error_instances")),
+        ("not evaluated", count("incomplete_ids")),
+    ]
+    for name, value in rows:
+        table.add_row(name, str(value))
+    table.add_row("% resolved (all)", f"{percent(resolved, total)}")
+    table.add_row("% resolved (submitted)", f"{percent(resolved, submitted)}")
+    console.print(table)
+
+
+def percent(part: int, whole: int) -> str:
+    return f"{100 * part / whole:.1f}%" if whole else "-"

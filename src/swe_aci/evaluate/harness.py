@@ -1,0 +1,310 @@
+"""Evaluating predictions: each in a fresh environment at the task's base.
+
+Per instance: build (or take from the cache) the task's environment, start a sandbox at the base,
+apply the prediction (`git apply`, then `patch --fuzz`), restore the files the test patch touches
+and apply it, run the test command with no network and a timeout, parse its log, grade.
+
+Patches and the log live in a private directory under the sandbox's /tmp, outside the repository,
+so neither the prediction nor the tests can see or overwrite them through the repository.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import logging
+import re
+import secrets
+import shlex
+import time
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from pathlib import Path
+
+from swe_aci.env.base import Environment, SandboxError
+from swe_aci.env.config import EnvConfig
+from swe_aci.env.factory import make_environment
+from swe_aci.evaluate.grading import grade
+from swe_aci.evaluate.parsers import PARSERS, parse_log
+from swe_aci.evaluate.predictions import Prediction
+from swe_aci.evaluate.report import (
+    InstanceReport,
+    load_instance,
+    patch_digest,
+    save_instance,
+)
+from swe_aci.recipes import RecipeError, task_environment
+from swe_aci.tasks import Task
+
+# Keep at most this much of a test log (its end: the summaries are there).
+MAX_LOG_BYTES = 20_000_000
+# Seconds each patch command may take.
+PATCH_TIMEOUT = 120.0
+# Reading the log back: seconds per command, raw bytes per command.
+READ_TIMEOUT = 30.0
+LOG_CHUNK_BYTES = 3_000_000
+EVALUATION_OUTPUT_CAP = 4_200_000
+DEFAULT_TIMEOUT = 1800.0
+PATCH_FUZZ = 5
+DIFF_TARGET = re.compile(r"^diff --git a/.* b/(.*)$", re.MULTILINE)
+Log = Callable[[str], None]
+logger = logging.getLogger(__name__)
+
+
+class InstanceError(Exception):
+    """The harness could not evaluate an instance (one line; the instance's outcome is error)."""
+
+
+def evaluation_problem(task: Task) -> str | None:
+    """Why a task cannot be evaluated, or None."""
+    recipe = task.environment
+    if recipe is None or not recipe.test_cmd:
+        return "the row has no environment.test_cmd: nothing to run its tests with"
+    if not recipe.log_parser or recipe.log_parser not in PARSERS:
+        return f"the row's environment.log_parser must be one of {', '.join(sorted(PARSERS))}"
+    if not task.FAIL_TO_PASS:
+        return "the row has no FAIL_TO_PASS tests"
+    return None
+
+
+def evaluate_instance(
+    task: Task,
+    patch: str,
+    env_config: EnvConfig,
+    output_dir: Path,
+    timeout: float = DEFAULT_TIMEOUT,
+    *,
+    model_name: str = "",
+    cache_dir: Path | None = None,
+    log: Log | None = None,
+) -> InstanceReport:
+    """Evaluate one prediction of `task` and save its outputs under `output_dir/<instance_id>/`.
+
+    Never raises for a problem of the instance (no tests, environment not buildable, sandbox
+    down): that is an `error` report, saved like the others, so a run goes on.
+    """
+    started = time.monotonic()
+    timings: dict[str, float] = {}
+    report = InstanceReport(
+        instance_id=task.instance_id,
+        model_name_or_path=model_name,
+        outcome="error",
+        empty_patch=not patch.strip(),
+        patch_sha256=patch_digest(patch),
+    )
+    test_log = ""
+    try:
+        problem = evaluation_problem(task)
+        if problem is not None:
+            raise InstanceError(problem)
+        with _timed(timings, "environment"):
+            environment = _start_environment(task, env_config, cache_dir, log)
+        try:
+            report, test_log = _evaluate_in(environment, task, patch, timeout, report, timings)
+        finally:
+            environment.close()
+    except (InstanceError, RecipeError, SandboxError, OSError) as exc:
+        report.message = " ".join(str(exc).split()) or type(exc).__name__
+    except Exception as exc:  # a harness bug must not stop the other instances
+        logger.exception("evaluating %s failed", task.instance_id)
+        report.message = f"internal error: {type(exc).__name__}: {' '.join(str(exc).split())}"
+    timings["total"] = round(time.monotonic() - started, 3)
+    report.timings = timings
+    save_instance(output_dir, report, patch, test_log)
+    return report
+
+
+def _start_environment(
+    task: Task, env_config: EnvConfig, cache_dir: Path | None, log: Log | None
+) -> Environment:
+    prepared = task_environment(task, env_config, cache_dir=cache_dir, log=log)
+    output_cap = max(prepared.config.output_cap, EVALUATION_OUTPUT_CAP)
+    config = prepared.config.model_copy(update={"network": False, "output_cap": output_cap})
+    return make_environment(config, prepared.source, prepared.commit)
+
+
+def _evaluate_in(
+    env: Environment,
+    task: Task,
+    patch: str,
+    timeout: float,
+    report: InstanceReport,
+    timings: dict[str, float],
+) -> tuple[InstanceReport, str]:
+    assert task.environment is not None  # checked by evaluation_problem
+    work = f"/tmp/swe-aci-eval-{secrets.token_hex(8)}"
+    try:
+        return _apply_and_test(env, task, patch, timeout, report, timings, work)
+    finally:
+        env.run(f"rm -rf {work}", timeout=PATCH_TIMEOUT)
+
+
+def _apply_and_test(
+    env: Environment,
+    task: Task,
+    patch: str,
+    timeout: float,
+    report: InstanceReport,
+    timings: dict[str, float],
+    work: str,
+) -> tuple[InstanceReport, str]:
+    assert task.environment is not None
+    repo = shlex.quote(env.repo_path)
+    with _timed(timings, "patch"):
+        if patch.strip():
+            failure = _apply(env, f"{work}/model.patch", patch)
+            if failure is not None:
+                report.outcome = "patch_failed"
+                report.message = failure
+                return report, ""
+        _restore_test_files(env, task.test_patch or "")
+        if (task.test_patch or "").strip():
+            failure = _apply(env, f"{work}/test.patch", task.test_patch or "")
+            if failure is not None:
+                raise InstanceError(f"the row's test_patch does not apply: {failure}")
+    log_path = f"{work}/test_output.txt"
+    with _timed(timings, "tests"):
+        result = env.run(
+            f"cd {repo} && ( {task.environment.test_cmd}\n) > {log_path} 2>&1", timeout=timeout
+        )
+    test_log = _read_log(env, log_path)
+    report.test_exit_code = result.exit_code
+    if result.timed_out:
+        report.outcome = "timeout"
+        report.message = f"the tests ran past the {timeout:g} s timeout"
+        return report, test_log
+    parser = task.environment.log_parser
+    statuses = parse_log(parser, test_log)
+    report.tests_status = grade(parser, statuses, task.FAIL_TO_PASS, task.PASS_TO_PASS)
+    report.outcome = "resolved" if report.tests_status.resolved else "unresolved"
+    return report, test_log
+
+
+def _apply(env: Environment, path: str, patch: str) -> str | None:
+    """Apply a patch in the repository: None when it applied, else the tools' complaint."""
+    env.write_file(path, patch.encode("utf-8"))
+    quoted = shlex.quote(path)
+    command = (
+        f"cd {shlex.quote(env.repo_path)} && (git apply --verbose {quoted} "
+        f"|| patch --batch --fuzz={PATCH_FUZZ} -p1 -i {quoted})"
+    )
+    result = env.run(command, timeout=PATCH_TIMEOUT)
+    if result.exit_code == 0 and not result.timed_out:
+        return None
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    return " | ".join(lines[-3:]) or "the patch did not apply"
+
+
+def _restore_test_files(env: Environment, test_patch: str) -> None:
+    """Put the files the test patch touches back as they are at the base (as SWE-bench does), so
+    a prediction that edited the tests neither blocks the test patch nor changes the tests."""
+    files = sorted(set(DIFF_TARGET.findall(test_patch)))
+    if not files:
+        return
+    base = shlex.quote(env.base_commit)
+    commands = [
+        f"git checkout -q {base} -- {shlex.quote(name)} 2>/dev/null || rm -f -- {shlex.quote(name)}"
+        for name in files
+    ]
+    env.run(f"cd {shlex.quote(env.repo_path)} && " + " ; ".join(commands), timeout=PATCH_TIMEOUT)
+
+
+def _read_log(env: Environment, path: str) -> str:
+    """The end of the test log, at most MAX_LOG_BYTES, read through the sandbox's shell.
+
+    The tests could have replaced the log with a FIFO, a link to /dev/zero or a huge file, so the
+    host never opens it: only a regular file is read, in base64 chunks that each fit one command's
+    capped output, every command under a timeout."""
+    quoted = shlex.quote(path)
+    probe = env.run(f"[ -f {quoted} ] && stat -L -c %s {quoted} || echo none", timeout=READ_TIMEOUT)
+    size_text = probe.output.strip().splitlines()[-1:] or ["none"]
+    if probe.timed_out or not size_text[0].isdigit():
+        return ""
+    size = int(size_text[0])
+    start = max(0, size - MAX_LOG_BYTES)
+    chunk = max(1024, min(LOG_CHUNK_BYTES, _chunk_for(env)))
+    data = bytearray()
+    while start + len(data) < size:
+        offset = start + len(data)
+        result = env.run(
+            f"tail -c +{offset + 1} {quoted} | head -c {chunk} | base64 -w0", timeout=READ_TIMEOUT
+        )
+        try:
+            piece = base64.b64decode(result.output.strip(), validate=True)
+        except (ValueError, binascii.Error):
+            break
+        if result.timed_out or result.truncated or not piece:
+            break
+        data += piece
+    return data.decode("utf-8", errors="replace")
+
+
+def _chunk_for(env: Environment) -> int:
+    """Raw bytes per chunk whose base64 fits the environment's output cap."""
+    cap = getattr(getattr(env, "config", None), "output_cap", LOG_CHUNK_BYTES)
+    return (cap - 1024) * 3 // 4
+
+
+class _timed:
+    """Record a block's wall time under `name` in `timings`, even when it raises."""
+
+    def __init__(self, timings: dict[str, float], name: str) -> None:
+        self.timings, self.name = timings, name
+
+    def __enter__(self) -> None:
+        self.start = time.monotonic()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.timings[self.name] = round(time.monotonic() - self.start, 3)
+
+
+def evaluate_all(
+    tasks: Iterable[Task],
+    predictions: dict[str, Prediction],
+    env_config: EnvConfig,
+    output_dir: Path,
+    *,
+    timeout: float = DEFAULT_TIMEOUT,
+    workers: int = 1,
+    redo: bool = False,
+    cache_dir: Path | None = None,
+    on_done: Callable[[InstanceReport, bool], None] | None = None,
+) -> dict[str, InstanceReport]:
+    """Evaluate every task that has a prediction, `workers` at a time.
+
+    An instance whose saved report was made from the same patch is not evaluated again unless
+    `redo`; `on_done(report, reused)` is called as each instance finishes.
+    """
+    reports: dict[str, InstanceReport] = {}
+    pending: list[tuple[Task, Prediction]] = []
+    for task in tasks:
+        prediction = predictions.get(task.instance_id)
+        if prediction is None:
+            continue
+        saved = None if redo else load_instance(output_dir, task.instance_id)
+        if saved is not None and saved.patch_sha256 == patch_digest(prediction.model_patch):
+            reports[task.instance_id] = saved
+            if on_done is not None:
+                on_done(saved, True)
+        else:
+            pending.append((task, prediction))
+
+    def run_one(task: Task, prediction: Prediction) -> InstanceReport:
+        return evaluate_instance(
+            task,
+            prediction.model_patch,
+            env_config,
+            output_dir,
+            timeout,
+            model_name=prediction.model_name_or_path,
+            cache_dir=cache_dir,
+        )
+
+    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+        futures = [pool.submit(run_one, task, prediction) for task, prediction in pending]
+        for future in as_completed(futures):
+            report = future.result()
+            reports[report.instance_id] = report
+            if on_done is not None:
+                on_done(report, False)
+    return reports

@@ -1,0 +1,299 @@
+"""`swe-aci evaluate` end to end on a small generated task set (recipes with a `path` source).
+
+The project: `calc.add` subtracts (the bug); the test patch adds a test of `add` (FAIL_TO_PASS)
+beside the existing test of `mul` (PASS_TO_PASS). The tests use unittest so the recipe needs no
+install step.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner, Result
+
+from env_helpers import skip_unavailable
+from swe_aci.cli import app
+from swe_aci.env.config import EnvConfig
+from swe_aci.evaluate.harness import evaluate_instance
+from swe_aci.tasks import Task
+
+PLAIN = {"NO_COLOR": "1", "FORCE_COLOR": None, "TTY_COMPATIBLE": None, "COLUMNS": "200"}
+CALC = "def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n"
+MUL_TEST = (
+    "import unittest\n\nfrom calc import mul\n\n\n"
+    "class MulTest(unittest.TestCase):\n    def test_mul(self):\n        self.assertEqual(mul(2, 3), 6)\n"
+)
+
+
+def calc_patch(add_body: str, mul_body: str = "a * b") -> str:
+    """A patch of calc/__init__.py giving add and mul these bodies."""
+    mul_line = f"-    return a * b\n+    return {mul_body}\n" if mul_body != "a * b" else ""
+    tail = "" if not mul_line else f" \n \n def mul(a, b):\n{mul_line}"
+    old, new = (6, 6)
+    return (
+        "diff --git a/calc/__init__.py b/calc/__init__.py\n"
+        "--- a/calc/__init__.py\n+++ b/calc/__init__.py\n"
+        f"@@ -1,{old if tail else 2} +1,{new if tail else 2} @@\n"
+        f" def add(a, b):\n-    return a - b\n+    {add_body}\n{tail}"
+    )
+
+
+GOLD = calc_patch("return a + b")
+BREAKS_MUL = calc_patch("return a + b", "a ** b")
+HANGS = calc_patch("while True: pass")
+NOT_APPLYING = GOLD.replace("return a - b", "return a // b")
+TEST_PATCH = (
+    "diff --git a/tests/test_add.py b/tests/test_add.py\nnew file mode 100644\n"
+    "--- /dev/null\n+++ b/tests/test_add.py\n@@ -0,0 +1,8 @@\n"
+    "+import unittest\n+\n+from calc import add\n+\n+\n"
+    "+class AddTest(unittest.TestCase):\n+    def test_add(self):\n"
+    "+        self.assertEqual(add(2, 3), 5)\n"
+)
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("calc-project")
+    (root / "calc").mkdir()
+    (root / "calc" / "__init__.py").write_text(CALC)
+    (root / "tests").mkdir()
+    (root / "tests" / "__init__.py").write_text("")
+    (root / "tests" / "test_mul.py").write_text(MUL_TEST)
+    return root
+
+
+@pytest.fixture(scope="module")
+def cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("recipe-cache")
+
+
+def row(project: Path, instance_id: str, **changes: Any) -> dict[str, Any]:
+    base: dict[str, Any] = {
+        "instance_id": instance_id,
+        "repo": "example/calc",
+        "problem_statement": "add subtracts",
+        "patch": GOLD,
+        "test_patch": TEST_PATCH,
+        "FAIL_TO_PASS": ["test_add (tests.test_add.AddTest)"],
+        "PASS_TO_PASS": json.dumps(["test_mul (tests.test_mul.MulTest.test_mul)"]),
+        "environment": {
+            "source": {"path": str(project)},
+            "test_cmd": "python -m unittest -v tests.test_add tests.test_mul",
+            "log_parser": "unittest",
+        },
+    }
+    return {**base, **changes}
+
+
+def write_json(path: Path, data: Any) -> Path:
+    path.write_text(json.dumps(data))
+    return path
+
+
+def preds(path: Path, patches: dict[str, str | None]) -> Path:
+    return write_json(
+        path,
+        {
+            key: {"instance_id": key, "model_name_or_path": "test", "model_patch": patch}
+            for key, patch in patches.items()
+        },
+    )
+
+
+def evaluate(cache: Path, *args: str | Path) -> Result:
+    env = {**PLAIN, "SWE_ACI_CACHE": str(cache)}
+    return CliRunner(env=env).invoke(app, ["evaluate", *[str(arg) for arg in args]])
+
+
+@pytest.mark.parametrize("backend", ["local", "bwrap"])
+def test_gold_resolves_empty_does_not(
+    backend: str, project: Path, cache: Path, tmp_path: Path
+) -> None:
+    skip_unavailable(backend)
+    task = Task.model_validate(row(project, "calc-1"))
+    config = EnvConfig(backend=backend)  # type: ignore[arg-type]
+    gold = evaluate_instance(task, GOLD, config, tmp_path, 60, cache_dir=cache)
+    assert gold.outcome == "resolved", gold.message
+    assert gold.tests_status is not None
+    assert gold.tests_status.PASS_TO_PASS.success == ["test_mul (tests.test_mul.MulTest.test_mul)"]
+    saved = tmp_path / "calc-1"
+    assert (saved / "patch.diff").read_text() == GOLD
+    assert "test_add (tests.test_add.AddTest" in (saved / "test_output.txt").read_text()
+    assert json.loads((saved / "report.json").read_text())["calc-1"]["resolved"] is True
+    empty = evaluate_instance(task, "", config, tmp_path, 60, cache_dir=cache)
+    assert empty.outcome == "unresolved" and empty.empty_patch
+    assert empty.tests_status is not None
+    assert empty.tests_status.FAIL_TO_PASS.failure == ["test_add (tests.test_add.AddTest)"]
+
+
+def test_run_outcomes_report_and_resume(project: Path, cache: Path, tmp_path: Path) -> None:
+    rows = [
+        row(project, "gold"),
+        row(project, "breaks-mul"),
+        row(project, "not-applying"),
+        row(project, "hangs"),
+        row(project, "empty"),
+        row(project, "no-tests", FAIL_TO_PASS=[]),
+        row(project, "no-prediction"),
+        {"instance_id": "bad row!", "repo": "x/y", "problem_statement": "p"},
+    ]
+    tasks = write_json(tmp_path / "tasks.json", rows)
+    predictions = preds(
+        tmp_path / "preds.json",
+        {
+            "gold": GOLD,
+            "breaks-mul": BREAKS_MUL,
+            "not-applying": NOT_APPLYING,
+            "hangs": HANGS,
+            "empty": None,
+            "no-tests": GOLD,
+            "unknown-1": GOLD,
+        },
+    )
+    out = tmp_path / "out"
+    args = [predictions, "--instances", tasks, "--output-dir", out, "--env", "local"]
+    result = evaluate(cache, *args, "--timeout", "2", "--workers", "2")
+    assert result.exit_code == 0, result.stderr
+    assert "1 prediction(s) for ids not in" in result.stderr and "unknown-1" in result.stderr
+    assert "skipped row:" in result.stderr and "bad row!" in result.stderr
+    report = json.loads((out / "report.json").read_text())
+    assert report["schema_version"] == 2
+    assert report["total_instances"] == 7
+    assert report["submitted_instances"] == 6
+    assert report["resolved_ids"] == ["gold"]
+    assert report["unresolved_ids"] == ["breaks-mul", "empty", "hangs", "not-applying"]
+    assert report["patch_failed_ids"] == ["not-applying"]
+    assert report["timeout_ids"] == ["hangs"]
+    assert report["empty_patch_ids"] == ["empty"]
+    assert report["error_ids"] == ["no-tests"]
+    assert report["incomplete_ids"] == ["no-prediction"]
+    assert report["instances"]["no-tests"]["message"] == "the row has no FAIL_TO_PASS tests"
+    assert report["instances"]["breaks-mul"]["PASS_TO_PASS_kept"] == 0
+    assert report["instances"]["hangs"]["timings"]["tests"] < 30
+    assert "16.7%" in result.stderr  # 1 of 6 submitted
+    assert "14.3%" in result.stderr  # 1 of 7 instances
+
+    again = evaluate(cache, *args, "--ids", "gold,breaks-mul", "--ids", "nope")
+    assert again.exit_code == 0, again.stderr
+    assert again.stderr.count("report kept") == 2
+    assert "--ids not in" in again.stderr and "nope" in again.stderr
+    redo = evaluate(cache, *args, "--ids", "gold", "--redo")
+    assert redo.exit_code == 0 and "report kept" not in redo.stderr
+
+
+def test_prediction_editing_the_tests_does_not_change_them(
+    project: Path, cache: Path, tmp_path: Path
+) -> None:
+    """The files the test patch touches are restored to the base before it is applied."""
+    cheat = GOLD.replace("return a + b", "return 5") + (
+        "diff --git a/tests/test_add.py b/tests/test_add.py\nnew file mode 100644\n"
+        "--- /dev/null\n+++ b/tests/test_add.py\n@@ -0,0 +1 @@\n+# nothing to test\n"
+    )
+    task = Task.model_validate(row(project, "cheat"))
+    report = evaluate_instance(
+        task, cheat, EnvConfig(backend="local"), tmp_path, 60, cache_dir=cache
+    )
+    assert report.outcome == "resolved"  # the real test ran: add(2, 3) == 5 holds for `return 5`
+    assert "Ran 2 tests" in (tmp_path / "cheat" / "test_output.txt").read_text()
+
+
+def one_line_error(result: Result, fragment: str) -> None:
+    assert result.exit_code == 2, (result.stdout, result.stderr)
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error: ") and fragment in lines[0], lines
+    assert "Traceback" not in result.stdout + result.stderr
+
+
+def test_bad_inputs_are_one_line(
+    project: Path, cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tasks = write_json(tmp_path / "tasks.json", [row(project, "calc-1")])
+    not_json = tmp_path / "preds.json"
+    not_json.write_text("model said: diff --git ...\n")
+    one_line_error(evaluate(cache, not_json, "--instances", tasks), "neither JSON nor JSON lines")
+    good = preds(tmp_path / "good.json", {"calc-1": GOLD})
+    one_line_error(evaluate(cache, good, "--instances", tmp_path / "absent.json"), "absent.json")
+    one_line_error(evaluate(cache, good, "--instances", tasks, "--env", "vm"), "unknown sandbox")
+    monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/no-daemon.sock")
+    one_line_error(
+        evaluate(cache, good, "--instances", tasks, "--env", "docker", "--output-dir", tmp_path),
+        "docker",
+    )
+
+
+@pytest.mark.parametrize(
+    ("name", "swap"),
+    [
+        ("fifo", "os.mkfifo(LOG)"),
+        ("dev-zero", "os.symlink('/dev/zero', LOG)"),
+        pytest.param("huge", "open(LOG, 'w').write('x' * 30_000_000)", marks=pytest.mark.slow),
+    ],
+)
+def test_a_prediction_replacing_the_log_cannot_stall_or_flood_the_host(
+    name: str, swap: str, project: Path, cache: Path, tmp_path: Path
+) -> None:
+    """The prediction's code, run by the tests, swaps the test log (its stderr) for a FIFO, a link
+    to an endless device or a file past the size limit as the tests end: reading stays bounded."""
+    attack = (
+        "import atexit\nimport os\n\nLOG = os.readlink('/proc/self/fd/2')\n\n\n"
+        f"def swap():\n    os.remove(LOG)\n    {swap}\n\n\natexit.register(swap)\n"
+    )
+    lines = attack.splitlines()
+    patch = GOLD + (
+        "diff --git a/tests/__init__.py b/tests/__init__.py\n"
+        f"--- a/tests/__init__.py\n+++ b/tests/__init__.py\n@@ -0,0 +1,{len(lines)} @@\n"
+        + "".join(f"+{line}\n" for line in lines)
+    )
+    task = Task.model_validate(row(project, f"log-{name}"))
+    report = evaluate_instance(
+        task, patch, EnvConfig(backend="local"), tmp_path, 60, cache_dir=cache
+    )
+    log = (tmp_path / f"log-{name}" / "test_output.txt").read_bytes()
+    assert len(log) <= 20_000_000
+    assert report.outcome == "unresolved"  # what the tests printed went with the swapped log
+    assert report.timings["total"] < 60
+
+
+@pytest.mark.parametrize(
+    ("backend", "outcome"),
+    [
+        ("local", "resolved"),  # no sandbox: the host's network is there
+        ("bwrap", "unresolved"),
+        pytest.param("docker", "unresolved", marks=pytest.mark.docker),
+    ],
+)
+def test_tests_run_without_network(
+    backend: str, outcome: str, project: Path, cache: Path, tmp_path: Path
+) -> None:
+    """A prediction whose fix works only when the tests reach a server listening on the host."""
+    skip_unavailable(backend)
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        port = server.getsockname()[1]
+        reach = f"__import__('socket').create_connection(('127.0.0.1', {port}), 2)"
+        patch = calc_patch(f"return a + b if {reach} else 0")
+        task = Task.model_validate(row(project, f"network-{backend}"))
+        config = EnvConfig(backend=backend)  # type: ignore[arg-type]
+        report = evaluate_instance(task, patch, config, tmp_path, 60, cache_dir=cache)
+    assert report.outcome == outcome, report.message
+
+
+@pytest.mark.docker
+def test_docker_and_bwrap_give_the_same_report(project: Path, cache: Path, tmp_path: Path) -> None:
+    skip_unavailable("docker")
+    skip_unavailable("bwrap")
+    task = Task.model_validate(row(project, "calc-1"))
+    outcomes = {}
+    for backend in ("bwrap", "docker"):
+        for name, patch in (("gold", GOLD), ("empty", ""), ("breaks-mul", BREAKS_MUL)):
+            config = EnvConfig(backend=backend)  # type: ignore[arg-type]
+            report = evaluate_instance(
+                task, patch, config, tmp_path / backend, 120, cache_dir=cache
+            )
+            outcomes[backend, name] = (report.outcome, report.tests_status)
+    for name in ("gold", "empty", "breaks-mul"):
+        assert outcomes["bwrap", name] == outcomes["docker", name]
+    assert outcomes["docker", "gold"][0] == "resolved"
