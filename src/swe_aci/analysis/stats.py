@@ -35,7 +35,8 @@ class AnalysisError(Exception):
 @dataclass
 class InstanceStats:
     """One instance of a run. `turns` counts the actions executed (not the exit record a limit
-    or error adds); `submitted` means the episode ended with a non-empty patch, whether the agent
+    or error adds); `edits` the ACI `edit` commands run, `failed_edits` those the lint guardrail
+    rejected; `submitted` means the episode ended with a non-empty patch, whether the agent
     ran `submit` or the patch was autosubmitted; `problem` says why the trajectory was unusable."""
 
     instance_id: str
@@ -83,6 +84,16 @@ def is_edit(action: str) -> bool:
     return bool(words) and words[0] == EDIT_COMMAND
 
 
+def has_edit_command(trajectory: dict[str, Any]) -> bool:
+    """Whether the episode's interface had the `edit` command: as its recorded config says, or
+    assumed when the trajectory records none (paper-era files). Without it (the shell-only
+    baseline) an action named `edit` is no edit of the ACI and no guardrail judged it."""
+    config = trajectory.get("config")
+    aci = config.get("aci") if isinstance(config, dict) else None
+    commands = aci.get("commands") if isinstance(aci, dict) else None
+    return not isinstance(commands, list) or EDIT_COMMAND in commands
+
+
 def trajectory_stats(instance_id: str, trajectory: dict[str, Any]) -> InstanceStats:
     """The statistics of a loaded trajectory (as `load_trajectory` returns it)."""
     info = trajectory.get("info", {})
@@ -98,12 +109,13 @@ def trajectory_stats(instance_id: str, trajectory: dict[str, Any]) -> InstanceSt
         api_calls=_number(model_stats.get("api_calls"), int),
         submitted=isinstance(info.get("submission"), str) and bool(info["submission"].strip()),
     )
+    counts_edits = has_edit_command(trajectory)
     for step in trajectory["trajectory"]:
         action = step["action"] if isinstance(step["action"], str) else ""
         if action.strip() in EXIT_REASONS:
             continue
         record.turns += 1
-        if is_edit(action):
+        if counts_edits and is_edit(action):
             record.edits += 1
             observation = step["observation"] if isinstance(step["observation"], str) else ""
             if observation.lstrip().startswith(REJECTED_EDIT):
