@@ -8,8 +8,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from batch_helpers import EDIT, SUBMIT, generated_task_file, scripted_overrides
 
+from batch_helpers import EDIT, SUBMIT, generated_task_file, scripted_overrides
 from swe_aci.agent.config import load_config
 from swe_aci.batch.outputs import BatchOutputs
 from swe_aci.batch.runner import WORKER_DIED, BatchOptions, BatchRunner

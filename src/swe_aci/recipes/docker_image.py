@@ -116,11 +116,16 @@ def apt_install(packages: str) -> str:
 
 
 def copy_prefix(interpreter: Interpreter, dest: Path) -> None:
-    """The interpreter's prefix without its own test suite (a third of its size)."""
-    stdlib_tests = interpreter.prefix / "lib" / f"python{interpreter.minor}" / "test"
+    """The interpreter's prefix without its own test suite and without the packages installed
+    into it on the host (virtualenvs do not see them; they are often gigabytes)."""
+    stdlib = interpreter.prefix / "lib" / f"python{interpreter.minor}"
 
     def ignore(directory: str, names: list[str]) -> list[str]:
-        return ["test"] if Path(directory, "test") == stdlib_tests else []
+        if Path(directory) == stdlib:
+            return ["test"]
+        if Path(directory) == stdlib / "site-packages":
+            return names
+        return []
 
     shutil.copytree(interpreter.prefix, dest, symlinks=True, ignore=ignore)
 

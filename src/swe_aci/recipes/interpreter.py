@@ -50,6 +50,8 @@ def running_interpreter() -> Interpreter:
     executable = prefix / "bin" / f"python{minor}"
     version = ".".join(str(part) for part in sys.version_info[:3])
     origin = "system" if prefix == Path("/usr") else "running"
+    if prefix.parent == pyenv_root() / "versions":
+        origin = "pyenv"
     return Interpreter(
         version, executable if executable.exists() else Path(sys.executable), prefix, origin
     )
