@@ -258,6 +258,24 @@ def test_a_prediction_replacing_the_log_cannot_stall_or_flood_the_host(
     assert report.timings["total"] < 60
 
 
+def test_a_failing_exit_without_a_failing_test_is_not_resolved(
+    project: Path, cache: Path, tmp_path: Path
+) -> None:
+    """The prediction's code makes the test process exit 3 after every test passed."""
+    attack = "import atexit\nimport os\n\natexit.register(os._exit, 3)\n"
+    lines = attack.splitlines()
+    patch = GOLD + (
+        "diff --git a/tests/__init__.py b/tests/__init__.py\n"
+        f"--- a/tests/__init__.py\n+++ b/tests/__init__.py\n@@ -0,0 +1,{len(lines)} @@\n"
+        + "".join(f"+{line}\n" for line in lines)
+    )
+    task = Task.model_validate(row(project, "exit-3"))
+    report = evaluate_instance(task, patch, EnvConfig(backend="local"), tmp_path, 60, cache_dir=cache)
+    assert report.test_exit_code == 3
+    assert report.outcome == "unresolved"
+    assert report.message == "the tests exited with code 3 and no test failed"
+
+
 @pytest.mark.parametrize(
     ("backend", "outcome"),
     [
