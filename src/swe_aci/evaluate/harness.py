@@ -25,7 +25,7 @@ from swe_aci.env.base import Environment, SandboxError
 from swe_aci.env.config import EnvConfig
 from swe_aci.env.factory import make_environment
 from swe_aci.evaluate.grading import grade
-from swe_aci.evaluate.parsers import PARSERS, parse_log
+from swe_aci.evaluate.parsers import PARSERS, StatusMap, TestStatus, parse_log
 from swe_aci.evaluate.predictions import Prediction
 from swe_aci.evaluate.report import (
     InstanceReport,
@@ -177,7 +177,18 @@ def _apply_and_test(
     statuses = parse_log(parser, test_log)
     report.tests_status = grade(parser, statuses, task.FAIL_TO_PASS, task.PASS_TO_PASS)
     report.outcome = "resolved" if report.tests_status.resolved else "unresolved"
+    if report.outcome == "resolved" and not _exit_agrees(result.exit_code, statuses):
+        report.outcome = "unresolved"
+        report.message = f"the tests exited with code {result.exit_code} and no test failed"
     return report, test_log
+
+
+def _exit_agrees(exit_code: int | None, statuses: StatusMap) -> bool:
+    """As SWE-bench: a failing exit status with no failing test in the log means the run broke
+    off (a crash, an interpreter error after the summary), so its results are not trusted."""
+    if exit_code in (None, 0) or not statuses:
+        return True
+    return any(status in (TestStatus.FAILED, TestStatus.ERROR) for status in statuses.values())
 
 
 def _apply(env: Environment, path: str, patch: str) -> str | None:
@@ -300,11 +311,15 @@ def evaluate_all(
             cache_dir=cache_dir,
         )
 
-    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+    pool = ThreadPoolExecutor(max_workers=max(1, workers))
+    try:
         futures = [pool.submit(run_one, task, prediction) for task, prediction in pending]
         for future in as_completed(futures):
             report = future.result()
             reports[report.instance_id] = report
             if on_done is not None:
                 on_done(report, False)
+    finally:
+        # on Ctrl-C: start nothing new; the instances running finish (within their timeout)
+        pool.shutdown(wait=True, cancel_futures=True)
     return reports
