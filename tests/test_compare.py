@@ -16,6 +16,7 @@ import typer
 from typer.testing import CliRunner, Result
 
 from swe_aci.analysis.cli import compare_command, stats_command
+from swe_aci.analysis.compare import CompareError, resolve_config
 
 PLAIN = {"NO_COLOR": "1", "FORCE_COLOR": None, "TTY_COMPATIBLE": None, "COLUMNS": "250"}
 CALC = "def add(a, b):\n    return a - b\n"
@@ -159,6 +160,35 @@ def test_default_against_shell_only(tmp_path: Path) -> None:
         assert log.count(": submitted") == 2
     rerun = json.loads((out / "comparison.json").read_text())
     assert rerun["configs"] == comparison["configs"]
+
+    # Killed while grading: the instance without its report is evaluated again, only it.
+    (out / "shell_only" / "evaluation" / "calc-2" / "report.json").unlink()
+    (out / "comparison.json").unlink()
+    resumed = cli(*compare_args(tasks, out))
+    assert resumed.exit_code == 0, resumed.output
+    assert resumed.output.count("(graded before)") == 3
+    assert json.loads((out / "comparison.json").read_text())["configs"] == comparison["configs"]
+
+
+def test_config_names(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Built-in names (nested ones too) keep their name; a YAML file is named by its stem."""
+    builtin = tmp_path / "configs"
+    (builtin / "ablations").mkdir(parents=True)
+    (builtin / "default.yaml").write_text("description: d\n")
+    (builtin / "ablations" / "window_30.yaml").write_text("extends: default\n")
+    monkeypatch.setattr("swe_aci.analysis.compare.builtin_config_dir", lambda: builtin)
+    assert resolve_config("ablations/window_30") == (
+        "ablations/window_30",
+        builtin / "ablations" / "window_30.yaml",
+    )
+    assert resolve_config("default.yaml") == ("default", builtin / "default.yaml")
+    mine = tmp_path / "mine" / "my_config.yaml"
+    mine.parent.mkdir()
+    mine.write_text("extends: default\n")
+    assert resolve_config(str(mine)) == ("my_config", mine)
+    for outside in ("../configs/default", "/default", "ablations", ""):
+        with pytest.raises(CompareError, match="ablations/window_30, default"):
+            resolve_config(outside)
 
 
 def test_a_changed_config_is_not_mixed_with_old_results(tmp_path: Path) -> None:

@@ -202,7 +202,7 @@ def compare_command(
             fail(str(error))
         except FatalBatchError as error:
             fail(f"comparison stopped: {error}", code=1)
-        except CompareInterrupted:
+        except (CompareInterrupted, KeyboardInterrupt):
             fail("interrupted; the same command resumes where it stopped", code=130)
         console.print(comparison_table(outcomes))
         console.print(f"comparison: {output_dir / COMPARISON_FILE}")

@@ -79,7 +79,7 @@ def resolve_config(given: str) -> tuple[str, Path]:
     candidate = Path(given).expanduser()
     if candidate.is_file():
         return candidate.stem, candidate
-    name = given.removesuffix(".yaml").strip("/")
+    name = given.removesuffix(".yaml")
     parts = Path(name).parts
     builtin = builtin_config_dir() / f"{name}.yaml"
     if name and ".." not in parts and not Path(name).is_absolute() and builtin.is_file():
