@@ -9,6 +9,11 @@ changes, and the empty submissions resolve nothing.
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -33,6 +38,7 @@ SCRIPT = [
     "DISCUSSION\nFix it properly.\n```\nedit 2:2\n    return a + b\nend_of_edit\n```\n",
     "DISCUSSION\nDone.\n```\nsubmit\n```\n",
 ]
+SRC = str(Path(__file__).resolve().parents[1] / "src")
 PRICE = "model.prices={scripted: {input: 10, output: 10}}"
 
 
@@ -230,3 +236,42 @@ def test_user_errors_are_one_line(tmp_path: Path) -> None:
     for result in (unknown, twice, invalid, none, missing_tasks):
         assert "Traceback" not in result.output and len(result.output.strip().splitlines()) == 1
     assert not (out / "comparison.json").exists()
+
+
+@pytest.mark.slow
+def test_ctrl_c_stops_then_the_same_command_resumes(tmp_path: Path) -> None:
+    tasks = task_file(tmp_path)
+    out = tmp_path / "out"
+    slow = [SCRIPT[0], "DISCUSSION\nWait.\n```\nsleep 1\n```\n", *SCRIPT[1:]]
+    args = [str(arg) for arg in compare_args(tasks, out)]
+    args[args.index(f"model.script={json.dumps(SCRIPT)}")] = f"model.script={json.dumps(slow)}"
+    program = (
+        "import typer\n"
+        "from swe_aci.analysis.cli import compare_command, stats_command\n"
+        "app = typer.Typer()\n"
+        "app.command('compare')(compare_command)\n"
+        "app.command('stats')(stats_command)\n"
+        "app()\n"
+    )
+    process = subprocess.Popen(
+        [sys.executable, "-c", program, *args],
+        env={**os.environ, "PYTHONPATH": SRC, "NO_COLOR": "1"},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
+    deadline = time.monotonic() + 60
+    while not list(out.glob("default/batch/calc-*/*.traj")) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    os.killpg(process.pid, signal.SIGINT)
+    output, _ = process.communicate(timeout=60)
+    assert process.returncode == 130, output
+    assert "interrupted; the same command resumes where it stopped" in output
+    assert "Traceback" not in output and not (out / "comparison.json").exists()
+
+    resumed = cli(*args)
+    assert resumed.exit_code == 0, resumed.output
+    configs = json.loads((out / "comparison.json").read_text())["configs"]
+    assert [config["resolved"] for config in configs] == [2, 0]
+    assert [config["mean_turns"] for config in configs] == [5.0, 5.0]
