@@ -188,3 +188,32 @@ def test_stats_command_bad_directories(tmp_path: Path) -> None:
     bad = stats(str(tmp_path))
     assert bad.exit_code == 2 and "is not a batch's results" in bad.output
     assert "Traceback" not in bad.output
+
+
+def test_a_killed_episode_is_read_from_its_journal(tmp_path: Path) -> None:
+    """The journal a killed episode leaves (`<id>.traj.jsonl`), with a long observation stored
+    once in the history, counts as an unfinished instance with its steps."""
+    from swe_aci.agent import trajectory
+
+    if not hasattr(trajectory, "TrajectoryWriter"):
+        pytest.skip("this trajectory module writes no journal")
+    writer = trajectory.TrajectoryWriter(tmp_path / "killed" / "killed.traj")
+    header = {"instance_id": "killed", "config": {"aci": {"commands": ["edit", "submit"]}}}
+    writer.start(header, [{"role": "system", "content": "s"}], {"exit_status": None})
+    observation = REJECTED + "\n" + "x" * 5000
+    edit = {
+        **step("edit 1:1\nx = (\nend_of_edit", observation),
+        "response": "",
+        "execution_time": 0.1,
+        "query": [{"role": "system", "content": "s"}],
+    }
+    messages = [{"role": "assistant", "content": "edit"}, {"role": "user", "content": observation}]
+    writer.append(messages, edit, {"exit_status": None, "model_stats": {"instance_cost": 0.2}})
+    assert not (tmp_path / "killed" / "killed.traj").exists()
+    [record] = read_run(tmp_path)
+    assert (record.instance_id, record.exit_status, record.has_trajectory) == (
+        "killed",
+        "unfinished",
+        True,
+    )
+    assert (record.turns, record.edits, record.failed_edits, record.cost) == (1, 1, 1, 0.2)
