@@ -113,10 +113,14 @@ def test_a_failing_recipe_is_recorded_with_its_log_and_the_others_go_on(tmp_path
 def test_total_cost_limit_stops_starting_instances(tmp_path: Path) -> None:
     task_file = generated_task_file(tmp_path, 6)
     out = tmp_path / "out"
-    price = "model.prices={scripted: {input: 1000, output: 1000}}"
-    result = cli(*batch_args(task_file, out, "--total-cost", "0.01", "--set", price))
+    price = "model.prices={scripted: {input: 10, output: 10}}"
+    args = batch_args(task_file, out, "--total-cost", "0.01", "--workers", "2", "--set", price)
+    result = cli(*args)
     assert result.exit_code == 0, result.output
-    assert 1 <= len(results(out)) < 6
+    recorded = results(out)
+    assert 1 <= len(recorded) < 6
+    # the instances already running when the limit was reached finished normally
+    assert {entry["exit_status"] for entry in recorded.values()} == {"submitted"}
     assert "total cost limit $0.01 reached" in result.output
 
 

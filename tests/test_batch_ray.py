@@ -4,6 +4,8 @@ which writes them; a task whose worker dies is retried once, then recorded as an
 from __future__ import annotations
 
 import json
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,6 +20,7 @@ from swe_aci.tasks import load_tasks
 ray = pytest.importorskip("ray")
 pytestmark = pytest.mark.slow  # starting a Ray cluster alone takes several seconds here
 
+SLOW_STEP = "DISCUSSION\nWait.\n```\nsleep 1\n```\n"
 KILL_WORKER = "DISCUSSION\nOops.\n```\nkill -9 $PPID\n```\n"
 
 
@@ -59,3 +62,40 @@ def test_a_task_whose_worker_dies_is_retried_once_then_an_error(
     recorded = json.loads((out / "results.json").read_text())
     assert recorded["demo__calc-0"]["exit_status"] == WORKER_DIED
     assert runner.state.counts == {WORKER_DIED: 1}
+
+
+def test_stop_on_ray_ends_running_episodes_after_their_step(
+    local_cluster: None, tmp_path: Path
+) -> None:
+    task_file = generated_task_file(tmp_path, 4)
+    config = load_config(
+        None, [*scripted_overrides([EDIT, *[SLOW_STEP] * 20, SUBMIT]), "env.backend=local"]
+    )
+    out = tmp_path / "out"
+    runner = BatchRunner(
+        load_tasks(task_file).tasks,
+        config,
+        BatchOutputs(out),
+        BatchOptions(workers=2, executor="ray", cache_dir=tmp_path / "cache"),
+    )
+
+    def stop_once_stepping() -> None:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if any(running.steps >= 2 for running in list(runner.state.running.values())):
+                break
+            time.sleep(0.1)
+        runner.request_stop("interrupted")
+
+    stopper = threading.Thread(target=stop_once_stepping)
+    stopper.start()
+    started = time.monotonic()
+    state = runner.run()
+    stopper.join()
+    assert time.monotonic() - started < 20  # 20 one-second steps were left: they did not run
+    assert state.finished == 0 and state.stop_reason == "interrupted"
+    trajectories = list(out.glob("demo__calc-*/*.traj"))
+    assert len(trajectories) == 2
+    for path in trajectories:
+        trajectory = json.loads(path.read_text())
+        assert trajectory["info"]["exit_status"] is None and len(trajectory["trajectory"]) >= 2

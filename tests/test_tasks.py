@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from swe_aci.tasks import Task, TaskFileError, load_tasks
+from swe_aci.tasks import Task, TaskFileError, load_task, load_tasks
 
 
 def row(instance_id: str, **extra: object) -> dict[str, object]:
@@ -172,3 +172,28 @@ def test_task_model_keeps_passthrough_fields() -> None:
     task = Task.model_validate({**SWE_BENCH_ROW, "difficulty": "15 min"})
     assert task.environment_setup_commit == SWE_BENCH_ROW["environment_setup_commit"]
     assert task.created_at == SWE_BENCH_ROW["created_at"]
+
+
+def test_a_saved_hugging_face_dataset_loads_like_a_file(tmp_path: Path) -> None:
+    datasets = pytest.importorskip("datasets")
+    rows = [SWE_BENCH_ROW, {**SWE_BENCH_ROW, "instance_id": "bad id!"}]
+    saved = tmp_path / "SWE-bench_Lite"
+    datasets.DatasetDict({"test": datasets.Dataset.from_list(rows)}).save_to_disk(str(saved))
+    task_set = load_tasks(saved)
+    assert [task.instance_id for task in task_set.tasks] == ["astropy__astropy-12907"]
+    assert task_set.tasks[0].FAIL_TO_PASS[0].endswith("test_separable[compound_model6]")
+    (problem,) = task_set.problems
+    assert (problem.location, problem.instance_id) == ("index 1", "bad id!")
+    assert len(task_set.source_hash) == 64
+
+
+def test_one_task_by_file_and_id(tmp_path: Path) -> None:
+    path = tmp_path / "tasks.jsonl"
+    path.write_text(json.dumps(row("a-1")) + "\n" + json.dumps({"instance_id": "b-2"}) + "\n")
+    assert load_task(f"{path}:a-1").instance_id == "a-1"
+    with pytest.raises(TaskFileError, match=r"line 2 \(b-2\): missing key"):
+        load_task(f"{path}:b-2")
+    with pytest.raises(TaskFileError, match="no task 'c-3'"):
+        load_task(f"{path}:c-3")
+    with pytest.raises(TaskFileError, match="expected FILE:ID"):
+        load_task(str(path))

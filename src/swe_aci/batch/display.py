@@ -101,16 +101,16 @@ def finished_line(state: BatchState, result: InstanceResult) -> str:
     )
 
 
-def summary_table(state: BatchState) -> Table:
-    table = Table(title="batch summary", show_lines=False)
+def summary_table(state: BatchState) -> Group:
+    """The counts per exit status, then cost, time and why the batch stopped early (if it did)."""
+    table = Table(title="batch summary")
     table.add_column("exit status")
     table.add_column("instances", justify="right")
     for status, count in sorted(state.counts.items(), key=lambda item: -item[1]):
         table.add_row(escape(status), str(count))
     table.add_row("[dim]done before (skipped)[/]", str(state.skipped))
     table.add_row("[bold]total done[/]", f"{state.done}/{state.total}")
-    table.caption = (
-        f"cost ${state.cost:.2f}, elapsed {duration(time.monotonic() - state.started)}"
-        + (f"; stopped: {state.stop_reason}" if state.stop_reason else "")
-    )
-    return table
+    footer = Text(f"cost ${state.cost:.2f}, elapsed {duration(time.monotonic() - state.started)}")
+    if state.stop_reason:
+        footer.append(f"\nstopped early: {state.stop_reason}", style="yellow")
+    return Group(table, footer)

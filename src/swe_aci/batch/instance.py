@@ -64,6 +64,8 @@ def run_instance(
         )
     except RecipeError as error:
         return ended(ENVIRONMENT_ERROR, str(error))
+    if should_stop():
+        return ended(None, "interrupted")
     steps = 0
 
     def step_done(step: StepRecord) -> None:

@@ -1,5 +1,13 @@
 """The batch driver: schedules instances on worker threads or Ray tasks, records each result as it
-arrives (the only writer of the output files), and stops cleanly on Ctrl-C or a cost limit."""
+arrives (the only writer of the output files), and stops cleanly on Ctrl-C or a cost limit.
+
+On Ray each instance is one task (retried once if its worker dies), which builds or finds its own
+environment. Without `--ray-address` a local Ray instance is started; to outgrow one machine, start
+a cluster (`ray start --head` on one machine, `ray start --address=HEAD:6379` on the others) and
+pass `--ray-address HEAD:6379` (or `ray://HEAD:10001` from outside the cluster). Every node needs
+swe-aci and its sandbox (bwrap, or docker with swe-aci/base:bookworm), and the output directory
+must be on a filesystem all nodes share: workers write the trajectories there.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +18,7 @@ import signal
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
@@ -96,6 +105,7 @@ class BatchRunner:
         self._lock = threading.Lock()
         self._stopping = False
         self._interrupts = 0
+        self._on_stop: Callable[[], object] | None = None  # tells remote workers to stop
 
     # -- control ---------------------------------------------------------------------------
 
@@ -105,15 +115,17 @@ class BatchRunner:
             self.state.stop_reason = reason
             logger.info("stopping: %s", reason)
         self._stopping = True
+        if self._on_stop is not None:
+            self._on_stop()
 
     def _next_task(self) -> Task | None:
         with self._lock:
             limit = self.options.total_cost
-            if limit and self.state.cost >= limit and not self._stopping:
+            if limit and self.state.cost >= limit and self.state.stop_reason is None:
+                # running instances finish; only new ones are not started
                 self.state.stop_reason = f"total cost limit ${limit:.2f} reached"
                 logger.info("no new instances: %s", self.state.stop_reason)
-                self._stopping = True
-            if self._stopping or not self.pending:
+            if self.state.stop_reason is not None or not self.pending:
                 return None
             return self.pending.pop()
 
@@ -180,6 +192,10 @@ class BatchRunner:
         if not ray.is_initialized():
             ray.init(address=self.options.ray_address, log_to_driver=False)
         remote = ray.remote(max_retries=1, num_cpus=1)(run_on_ray_worker)
+        board = ray.remote(num_cpus=0)(StepBoard).remote()
+        self._on_stop = lambda: board.request_stop.remote()
+        if self._stopping:
+            board.request_stop.remote()
         in_flight: dict[Any, str] = {}
         try:
             while True:
@@ -188,7 +204,7 @@ class BatchRunner:
                     if task is None:
                         break
                     ref = remote.remote(
-                        task, self.config, self.outputs.directory, self.options.cache_dir
+                        task, self.config, self.outputs.directory, self.options.cache_dir, board
                     )
                     in_flight[ref] = task.instance_id
                     self._handle("start", task.instance_id)
@@ -197,12 +213,15 @@ class BatchRunner:
                 ready, _ = ray.wait(list(in_flight), num_returns=1, timeout=POLL_SECONDS)
                 for ref in ready:
                     self._handle("done", self._ray_result(ray, ref, in_flight.pop(ref)))
+                for instance_id, (steps, action) in ray_get(board.snapshot.remote(), {}).items():
+                    self._handle("step", (instance_id, steps, action))
                 self._drain(0)
                 if self.state.fatal:
                     break
         finally:
             for ref in in_flight:
                 ray.cancel(ref, force=True)
+            ray.kill(board)
 
     def _ray_result(self, ray: Any, ref: Any, instance_id: str) -> InstanceResult:
         try:
@@ -275,11 +294,49 @@ class BatchRunner:
         return sum(result.cost for result in self.outputs.results.values())
 
 
+class StepBoard:
+    """A Ray actor between the driver and the workers: each worker posts its instance's step
+    (for the live display) and asks after each step whether the batch is stopping."""
+
+    def __init__(self) -> None:
+        self.steps: dict[str, tuple[int, str]] = {}
+        self.stop = False
+
+    def report(self, instance_id: str, steps: int, action: str) -> None:
+        self.steps[instance_id] = (steps, action)
+
+    def request_stop(self) -> None:
+        self.stop = True
+
+    def stopping(self) -> bool:
+        return self.stop
+
+    def snapshot(self) -> dict[str, tuple[int, str]]:
+        return dict(self.steps)
+
+
 def run_on_ray_worker(
-    task: Task, config: EpisodeConfig, output_dir: Path, cache_dir: Path | None
+    task: Task, config: EpisodeConfig, output_dir: Path, cache_dir: Path | None, board: Any
 ) -> InstanceResult:
     """A Ray task: one instance, from scratch (a retried task starts over)."""
     from swe_aci.batch.outputs import BatchOutputs
 
     BatchOutputs.start_instance_in(output_dir, task.instance_id)
-    return run_instance(task, config, output_dir, cache_dir=cache_dir)
+    return run_instance(
+        task,
+        config,
+        output_dir,
+        cache_dir=cache_dir,
+        on_step=lambda instance_id, steps, action: board.report.remote(instance_id, steps, action),
+        should_stop=lambda: bool(ray_get(board.stopping.remote(), False)),
+    )
+
+
+def ray_get(ref: Any, default: Any, timeout: float = 10.0) -> Any:
+    """A bounded wait on the step board: its answer, or `default` when it does not come."""
+    import ray
+
+    try:
+        return ray.get(ref, timeout=timeout)
+    except (ray.exceptions.GetTimeoutError, ray.exceptions.RayActorError):
+        return default

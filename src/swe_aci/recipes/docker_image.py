@@ -14,6 +14,7 @@ import shutil
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from swe_aci.recipes.cache import BuildLog, locked, recipe_hash, tree_name
 from swe_aci.recipes.errors import RecipeError
@@ -71,25 +72,25 @@ def docker_build(
         return image, commit
 
 
-def image_commit(client: object, image: str) -> str | None:
+def image_commit(client: Any, image: str) -> str | None:
     import docker
 
     try:
-        labels = client.api.inspect_image(image)["Config"].get("Labels") or {}  # type: ignore[attr-defined]
+        labels = client.api.inspect_image(image)["Config"].get("Labels") or {}
     except docker.errors.ImageNotFound:
         return None
     return labels.get(COMMIT_LABEL)
 
 
 def ensure_python_image(
-    client: object, interpreter: Interpreter, cache_root: Path, echo: Callable[[str], None] | None
+    client: Any, interpreter: Interpreter, cache_root: Path, echo: Callable[[str], None] | None
 ) -> str:
     import docker
 
     name = python_image_name(interpreter)
     with locked(cache_root / "python-image.lock"):
         try:
-            client.api.inspect_image(name)  # type: ignore[attr-defined]
+            client.api.inspect_image(name)
             return name
         except docker.errors.ImageNotFound:
             pass
@@ -131,7 +132,7 @@ def copy_prefix(interpreter: Interpreter, dest: Path) -> None:
 
 
 def build_task_image(
-    client: object,
+    client: Any,
     task: Task,
     interpreter: Interpreter,
     python_image: str,
@@ -171,13 +172,13 @@ def build_task_image(
     return commit
 
 
-def run_build(client: object, context: Path, lines: list[str], tag: str, log: BuildLog) -> None:
+def run_build(client: Any, context: Path, lines: list[str], tag: str, log: BuildLog) -> None:
     """`docker build` of `lines` in `context`, its output in the log."""
     import docker
 
     (context / "Dockerfile").write_text("\n".join(lines) + "\n")
     log(f"docker build {tag}")
-    api = client.api  # type: ignore[attr-defined]
+    api = client.api
     error = None
     try:
         for chunk in api.build(path=str(context), tag=tag, rm=True, forcerm=True, decode=True):
