@@ -7,7 +7,9 @@ install step.
 
 from __future__ import annotations
 
+import difflib
 import json
+import socket
 from pathlib import Path
 from typing import Any
 
@@ -28,21 +30,20 @@ MUL_TEST = (
 )
 
 
-def calc_patch(add_body: str, mul_body: str = "a * b") -> str:
-    """A patch of calc/__init__.py giving add and mul these bodies."""
-    mul_line = f"-    return a * b\n+    return {mul_body}\n" if mul_body != "a * b" else ""
-    tail = "" if not mul_line else f" \n \n def mul(a, b):\n{mul_line}"
-    old, new = (6, 6)
-    return (
-        "diff --git a/calc/__init__.py b/calc/__init__.py\n"
-        "--- a/calc/__init__.py\n+++ b/calc/__init__.py\n"
-        f"@@ -1,{old if tail else 2} +1,{new if tail else 2} @@\n"
-        f" def add(a, b):\n-    return a - b\n+    {add_body}\n{tail}"
+def calc_patch(add_body: str, mul_body: str = "return a * b") -> str:
+    """A git-style patch of calc/__init__.py giving add and mul these bodies."""
+    new = f"def add(a, b):\n    {add_body}\n\n\ndef mul(a, b):\n    {mul_body}\n"
+    lines = difflib.unified_diff(
+        CALC.splitlines(keepends=True),
+        new.splitlines(keepends=True),
+        "a/calc/__init__.py",
+        "b/calc/__init__.py",
     )
+    return "diff --git a/calc/__init__.py b/calc/__init__.py\n" + "".join(lines)
 
 
 GOLD = calc_patch("return a + b")
-BREAKS_MUL = calc_patch("return a + b", "a ** b")
+BREAKS_MUL = calc_patch("return a + b", "return a ** b")
 HANGS = calc_patch("while True: pass")
 NOT_APPLYING = GOLD.replace("return a - b", "return a // b")
 TEST_PATCH = (
@@ -184,6 +185,16 @@ def test_run_outcomes_report_and_resume(project: Path, cache: Path, tmp_path: Pa
     assert redo.exit_code == 0 and "report kept" not in redo.stderr
 
 
+def test_a_patch_git_rejects_applies_with_fuzz(project: Path, cache: Path, tmp_path: Path) -> None:
+    """A context line that differs from the file: `git apply` refuses, `patch --fuzz` applies."""
+    fuzzy = GOLD.replace(" def mul(a, b):", " def mul(x, y):")
+    task = Task.model_validate(row(project, "fuzzy"))
+    report = evaluate_instance(
+        task, fuzzy, EnvConfig(backend="local"), tmp_path, 60, cache_dir=cache
+    )
+    assert report.outcome == "resolved", report.message
+
+
 def test_prediction_editing_the_tests_does_not_change_them(
     project: Path, cache: Path, tmp_path: Path
 ) -> None:
@@ -222,3 +233,97 @@ def test_bad_inputs_are_one_line(
         evaluate(cache, good, "--instances", tasks, "--env", "docker", "--output-dir", tmp_path),
         "docker",
     )
+
+
+@pytest.mark.parametrize(
+    ("name", "swap"),
+    [
+        ("fifo", "os.mkfifo(LOG)"),
+        ("dev-zero", "os.symlink('/dev/zero', LOG)"),
+        pytest.param("huge", "open(LOG, 'w').write('x' * 30_000_000)", marks=pytest.mark.slow),
+    ],
+)
+def test_a_prediction_replacing_the_log_cannot_stall_or_flood_the_host(
+    name: str, swap: str, project: Path, cache: Path, tmp_path: Path
+) -> None:
+    """The prediction's code, run by the tests, swaps the test log (its stderr) for a FIFO, a link
+    to an endless device or a file past the size limit as the tests end: reading stays bounded."""
+    attack = (
+        "import atexit\nimport os\n\nLOG = os.readlink('/proc/self/fd/2')\n\n\n"
+        f"def swap():\n    os.remove(LOG)\n    {swap}\n\n\natexit.register(swap)\n"
+    )
+    lines = attack.splitlines()
+    patch = GOLD + (
+        "diff --git a/tests/__init__.py b/tests/__init__.py\n"
+        f"--- a/tests/__init__.py\n+++ b/tests/__init__.py\n@@ -0,0 +1,{len(lines)} @@\n"
+        + "".join(f"+{line}\n" for line in lines)
+    )
+    task = Task.model_validate(row(project, f"log-{name}"))
+    report = evaluate_instance(
+        task, patch, EnvConfig(backend="local"), tmp_path, 60, cache_dir=cache
+    )
+    log = (tmp_path / f"log-{name}" / "test_output.txt").read_bytes()
+    assert len(log) <= 20_000_000
+    assert report.outcome == "unresolved"  # what the tests printed went with the swapped log
+    assert report.timings["total"] < 60
+
+
+def test_a_failing_exit_without_a_failing_test_is_not_resolved(
+    project: Path, cache: Path, tmp_path: Path
+) -> None:
+    """The prediction's code makes the test process exit 3 after every test passed."""
+    attack = "import atexit\nimport os\n\natexit.register(os._exit, 3)\n"
+    lines = attack.splitlines()
+    patch = GOLD + (
+        "diff --git a/tests/__init__.py b/tests/__init__.py\n"
+        f"--- a/tests/__init__.py\n+++ b/tests/__init__.py\n@@ -0,0 +1,{len(lines)} @@\n"
+        + "".join(f"+{line}\n" for line in lines)
+    )
+    task = Task.model_validate(row(project, "exit-3"))
+    report = evaluate_instance(
+        task, patch, EnvConfig(backend="local"), tmp_path, 60, cache_dir=cache
+    )
+    assert report.test_exit_code == 3
+    assert report.outcome == "unresolved"
+    assert report.message == "the tests exited with code 3 and no test failed"
+
+
+@pytest.mark.parametrize(
+    ("backend", "outcome"),
+    [
+        ("local", "resolved"),  # no sandbox: the host's network is there
+        ("bwrap", "unresolved"),
+        pytest.param("docker", "unresolved", marks=pytest.mark.docker),
+    ],
+)
+def test_tests_run_without_network(
+    backend: str, outcome: str, project: Path, cache: Path, tmp_path: Path
+) -> None:
+    """A prediction whose fix works only when the tests reach a server listening on the host."""
+    skip_unavailable(backend)
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        port = server.getsockname()[1]
+        reach = f"__import__('socket').create_connection(('127.0.0.1', {port}), 2)"
+        patch = calc_patch(f"return a + b if {reach} else 0")
+        task = Task.model_validate(row(project, f"network-{backend}"))
+        config = EnvConfig(backend=backend)  # type: ignore[arg-type]
+        report = evaluate_instance(task, patch, config, tmp_path, 60, cache_dir=cache)
+    assert report.outcome == outcome, report.message
+
+
+@pytest.mark.docker
+def test_docker_and_bwrap_give_the_same_report(project: Path, cache: Path, tmp_path: Path) -> None:
+    skip_unavailable("docker")
+    skip_unavailable("bwrap")
+    task = Task.model_validate(row(project, "calc-1"))
+    outcomes = {}
+    for backend in ("bwrap", "docker"):
+        for name, patch in (("gold", GOLD), ("empty", ""), ("breaks-mul", BREAKS_MUL)):
+            config = EnvConfig(backend=backend)  # type: ignore[arg-type]
+            report = evaluate_instance(
+                task, patch, config, tmp_path / backend, 120, cache_dir=cache
+            )
+            outcomes[backend, name] = (report.outcome, report.tests_status)
+    for name in ("gold", "empty", "breaks-mul"):
+        assert outcomes["bwrap", name] == outcomes["docker", name]
+    assert outcomes["docker", "gold"][0] == "resolved"

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 
+from swe_aci.analysis.cli import compare_command, stats_command
 from swe_aci.batch.cli import batch_command, images_app
 from swe_aci.evaluate.cli import evaluate_command
 from swe_aci.rag.cli import rag as rag_command
@@ -363,6 +364,8 @@ app.command("batch")(batch_command)
 app.add_typer(images_app, name="images")
 app.command("evaluate")(evaluate_command)
 app.command("rag")(rag_command)
+app.command("stats")(stats_command)
+app.command("compare")(compare_command)
 tasks_app = typer.Typer(help="Build task files (HumanEval, HumanEvalFix).")
 app.add_typer(tasks_app, name="tasks")
 

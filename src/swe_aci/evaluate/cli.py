@@ -72,7 +72,10 @@ def evaluate_command(
             output_dir.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             fail(f"cannot create the output directory {output_dir}: {exc.strerror}")
-        reports = run_with_progress(tasks, chosen, env_config, console)
+        try:
+            reports = run_with_progress(tasks, chosen, env_config, console)
+        except KeyboardInterrupt:
+            fail("interrupted; evaluated instances keep their reports: run again to go on", 130)
         report = run_summary(tasks, chosen, reports)
         write_json_atomic(output_dir / "report.json", report)
         print_summary(report, console)

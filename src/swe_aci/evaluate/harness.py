@@ -10,6 +10,8 @@ so neither the prediction nor the tests can see or overwrite them through the re
 
 from __future__ import annotations
 
+import base64
+import binascii
 import logging
 import re
 import secrets
@@ -23,7 +25,7 @@ from swe_aci.env.base import Environment, SandboxError
 from swe_aci.env.config import EnvConfig
 from swe_aci.env.factory import make_environment
 from swe_aci.evaluate.grading import grade
-from swe_aci.evaluate.parsers import PARSERS, parse_log
+from swe_aci.evaluate.parsers import PARSERS, StatusMap, TestStatus, parse_log
 from swe_aci.evaluate.predictions import Prediction
 from swe_aci.evaluate.report import (
     InstanceReport,
@@ -38,6 +40,10 @@ from swe_aci.tasks import Task
 MAX_LOG_BYTES = 20_000_000
 # Seconds each patch command may take.
 PATCH_TIMEOUT = 120.0
+# Reading the log back: seconds per command, raw bytes per command.
+READ_TIMEOUT = 30.0
+LOG_CHUNK_BYTES = 3_000_000
+EVALUATION_OUTPUT_CAP = 4_200_000
 DEFAULT_TIMEOUT = 1800.0
 PATCH_FUZZ = 5
 DIFF_TARGET = re.compile(r"^diff --git a/.* b/(.*)$", re.MULTILINE)
@@ -112,7 +118,8 @@ def _start_environment(
     task: Task, env_config: EnvConfig, cache_dir: Path | None, log: Log | None
 ) -> Environment:
     prepared = task_environment(task, env_config, cache_dir=cache_dir, log=log)
-    config = prepared.config.model_copy(update={"network": False})
+    output_cap = max(prepared.config.output_cap, EVALUATION_OUTPUT_CAP)
+    config = prepared.config.model_copy(update={"network": False, "output_cap": output_cap})
     return make_environment(config, prepared.source, prepared.commit)
 
 
@@ -170,7 +177,18 @@ def _apply_and_test(
     statuses = parse_log(parser, test_log)
     report.tests_status = grade(parser, statuses, task.FAIL_TO_PASS, task.PASS_TO_PASS)
     report.outcome = "resolved" if report.tests_status.resolved else "unresolved"
+    if report.outcome == "resolved" and not _exit_agrees(result.exit_code, statuses):
+        report.outcome = "unresolved"
+        report.message = f"the tests exited with code {result.exit_code} and no test failed"
     return report, test_log
+
+
+def _exit_agrees(exit_code: int | None, statuses: StatusMap) -> bool:
+    """As SWE-bench: a failing exit status with no failing test in the log means the run broke
+    off (a crash, an interpreter error after the summary), so its results are not trusted."""
+    if exit_code in (None, 0) or not statuses:
+        return True
+    return any(status in (TestStatus.FAILED, TestStatus.ERROR) for status in statuses.values())
 
 
 def _apply(env: Environment, path: str, patch: str) -> str | None:
@@ -203,16 +221,39 @@ def _restore_test_files(env: Environment, test_patch: str) -> None:
 
 
 def _read_log(env: Environment, path: str) -> str:
+    """The end of the test log, at most MAX_LOG_BYTES, read through the sandbox's shell.
+
+    The tests could have replaced the log with a FIFO, a link to /dev/zero or a huge file, so the
+    host never opens it: only a regular file is read, in base64 chunks that each fit one command's
+    capped output, every command under a timeout."""
     quoted = shlex.quote(path)
-    env.run(
-        f"if [ $(stat -c %s {quoted} 2>/dev/null || echo 0) -gt {MAX_LOG_BYTES} ]; then "
-        f"tail -c {MAX_LOG_BYTES} {quoted} > {quoted}.tail && mv {quoted}.tail {quoted}; fi",
-        timeout=PATCH_TIMEOUT,
-    )
-    try:
-        return env.read_file(path).decode("utf-8", errors="replace")
-    except FileNotFoundError:
+    probe = env.run(f"[ -f {quoted} ] && stat -L -c %s {quoted} || echo none", timeout=READ_TIMEOUT)
+    size_text = probe.output.strip().splitlines()[-1:] or ["none"]
+    if probe.timed_out or not size_text[0].isdigit():
         return ""
+    size = int(size_text[0])
+    start = max(0, size - MAX_LOG_BYTES)
+    chunk = max(1024, min(LOG_CHUNK_BYTES, _chunk_for(env)))
+    data = bytearray()
+    while start + len(data) < size:
+        offset = start + len(data)
+        result = env.run(
+            f"tail -c +{offset + 1} {quoted} | head -c {chunk} | base64 -w0", timeout=READ_TIMEOUT
+        )
+        try:
+            piece = base64.b64decode(result.output.strip(), validate=True)
+        except (ValueError, binascii.Error):
+            break
+        if result.timed_out or result.truncated or not piece:
+            break
+        data += piece
+    return data.decode("utf-8", errors="replace")
+
+
+def _chunk_for(env: Environment) -> int:
+    """Raw bytes per chunk whose base64 fits the environment's output cap."""
+    cap = getattr(getattr(env, "config", None), "output_cap", LOG_CHUNK_BYTES)
+    return (cap - 1024) * 3 // 4
 
 
 class _timed:
@@ -270,11 +311,15 @@ def evaluate_all(
             cache_dir=cache_dir,
         )
 
-    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+    pool = ThreadPoolExecutor(max_workers=max(1, workers))
+    try:
         futures = [pool.submit(run_one, task, prediction) for task, prediction in pending]
         for future in as_completed(futures):
             report = future.result()
             reports[report.instance_id] = report
             if on_done is not None:
                 on_done(report, False)
+    finally:
+        # on Ctrl-C: start nothing new; the instances running finish (within their timeout)
+        pool.shutdown(wait=True, cancel_futures=True)
     return reports

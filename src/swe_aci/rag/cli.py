@@ -25,7 +25,8 @@ def rag(
         "rag"
     ),
     config: Annotated[
-        Path | None, typer.Option(help="RAG config YAML (default: the built-in baselines/rag.yaml).")
+        Path | None,
+        typer.Option(help="RAG config YAML (default: the built-in baselines/rag.yaml)."),
     ] = None,
     env: Annotated[str | None, typer.Option(help="Sandbox: auto, local, bwrap, docker.")] = None,
     filter: Annotated[str | None, typer.Option(help="Regex on instance ids.")] = None,

@@ -98,7 +98,11 @@ class RagConfig(BaseModel):
 def load_rag_config(path: str | Path | None = None, overrides: Sequence[str] = ()) -> RagConfig:
     """Read the YAML (the built-in `baselines/rag.yaml` when None), apply overrides, validate everything,
     the model section included. Raises ConfigError (one line)."""
-    config_path = Path(path).expanduser() if path is not None else builtin_config_dir() / "baselines" / "rag.yaml"
+    config_path = (
+        Path(path).expanduser()
+        if path is not None
+        else builtin_config_dir() / "baselines" / "rag.yaml"
+    )
     data = read_yaml(config_path)
     for override in overrides:
         apply_override(data, override)

@@ -1,0 +1,1 @@
+"""Reading runs back: per-instance trajectory statistics, and comparisons of configs."""

@@ -1,0 +1,227 @@
+"""`swe-aci stats` and `swe-aci compare`. Heavy modules are imported inside the commands."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.table import Table
+
+    from swe_aci.analysis.stats import InstanceStats, RunStats
+    from swe_aci.evaluate.report import InstanceReport
+
+
+def stats_command(
+    directory: Annotated[
+        Path, typer.Argument(help="A run's output directory (of swe-aci batch or run).")
+    ],
+    per_instance: Annotated[bool, typer.Option(help="Also list every instance.")] = False,
+) -> None:
+    """Statistics of a run's trajectories: exit statuses, turns, failed edits, cost."""
+    from swe_aci.cli import fail, guarded
+
+    def body() -> None:
+        from rich.console import Console
+        from rich.markup import escape
+
+        from swe_aci.analysis.stats import AnalysisError, read_run, summarize
+
+        try:
+            records = read_run(directory)
+        except AnalysisError as error:
+            fail(str(error))
+        if not records:
+            fail(f"no trajectories in {directory} (expected <id>/<id>.traj or results.json)")
+        console = Console(highlight=False, soft_wrap=True)
+        run = summarize(records)
+        for problem in run.problems:
+            console.print(f"[yellow]unreadable trajectory:[/] {escape(problem)}")
+        if per_instance:
+            console.print(instances_table(records))
+        console.print(exit_status_table(run))
+        console.print(run_table(run))
+
+    guarded(body)
+
+
+def exit_status_table(run: RunStats) -> Table:
+    from rich.markup import escape
+    from rich.table import Table
+
+    table = Table(title="exit statuses")
+    table.add_column("exit status")
+    table.add_column("instances", justify="right")
+    for status, count in run.exit_statuses.items():
+        table.add_row(escape(status), str(count))
+    return table
+
+
+def run_table(run: RunStats) -> Table:
+    from rich.table import Table
+
+    def share(part: int, whole: int) -> str:
+        return f"{part} ({100 * part / whole:.1f}%)" if whole else str(part)
+
+    def number(value: float | None, decimals: int = 1) -> str:
+        return "-" if value is None else f"{value:.{decimals}f}"
+
+    table = Table(title="run statistics")
+    table.add_column("")
+    table.add_column("value", justify="right")
+    rows = [
+        ("instances", str(run.instances)),
+        ("with a trajectory", str(run.episodes)),
+        ("ended with a patch", share(run.submitted, run.instances)),
+        ("mean turns", number(run.mean_turns)),
+        ("median turns", number(run.median_turns)),
+        ("edits", str(run.edits)),
+        ("failed edits (lint guardrail)", share(run.failed_edits, run.edits)),
+        ("instances with a failed edit", share(run.instances_with_failed_edit, run.episodes)),
+        ("total cost", f"${run.total_cost:.4f}"),
+        ("mean cost", "-" if run.mean_cost is None else f"${run.mean_cost:.4f}"),
+        ("tokens sent / received", f"{run.tokens_sent} / {run.tokens_received}"),
+    ]
+    for name, value in rows:
+        table.add_row(name, value)
+    return table
+
+
+def instances_table(records: list[InstanceStats]) -> Table:
+    from rich.markup import escape
+    from rich.table import Table
+
+    table = Table(title="instances")
+    for name in ("instance", "exit status", "turns", "edits", "failed", "cost", "patch"):
+        table.add_column(name, justify="left" if name in ("instance", "exit status") else "right")
+    for record in records:
+        table.add_row(
+            escape(record.instance_id),
+            escape(record.exit_status),
+            str(record.turns),
+            str(record.edits),
+            str(record.failed_edits),
+            f"${record.cost:.4f}",
+            "yes" if record.submitted else "no",
+        )
+    return table
+
+
+def compare_command(
+    instances: Annotated[
+        str, typer.Option(help="Task file (JSON, JSONL, YAML) or a saved Hugging Face dataset.")
+    ],
+    configs: Annotated[
+        str,
+        typer.Option(
+            help="Comma-separated configs (built-in names or YAML files); the first is the "
+            "baseline of the deltas."
+        ),
+    ],
+    model: Annotated[
+        str | None, typer.Option(help="Model name for every config, e.g. openai/gpt-4o.")
+    ] = None,
+    workers: Annotated[int, typer.Option(min=1, help="Instances at once.")] = 1,
+    env: Annotated[str | None, typer.Option(help="Sandbox: auto, local, bwrap, docker.")] = None,
+    output_dir: Annotated[
+        Path, typer.Option(help="<dir>/<config>/ per config, and comparison.json.")
+    ] = Path("comparison"),
+    filter: Annotated[str | None, typer.Option(help="Only ids matching this regex.")] = None,
+    slice: Annotated[
+        str | None, typer.Option(help="A:B of the selected tasks (Python slice).")
+    ] = None,
+    timeout: Annotated[
+        float, typer.Option(min=1, help="Seconds the tests of one instance may run.")
+    ] = 1800.0,
+    redo: Annotated[bool, typer.Option(help="Run and evaluate everything again.")] = False,
+    cache_dir: Annotated[
+        Path | None, typer.Option(help="Recipe cache (default ~/.cache/swe-aci/recipes).")
+    ] = None,
+    set_: Annotated[
+        list[str] | None,
+        typer.Option("--set", help="Override a config key of every config: a.b.c=value."),
+    ] = None,
+) -> None:
+    """Run the same instances under each config, evaluate them, compare (% resolved and more)."""
+    from swe_aci.cli import build_config, fail, guarded
+
+    def body() -> None:
+        from rich.console import Console
+
+        from swe_aci.analysis.compare import (
+            COMPARISON_FILE,
+            CompareError,
+            CompareInterrupted,
+            CompareOptions,
+            ConfigRun,
+            compare,
+            resolve_config,
+        )
+        from swe_aci.analysis.comparison import comparison_table
+        from swe_aci.batch.cli import load_selection
+        from swe_aci.batch.instance import FatalBatchError
+        from swe_aci.evaluate.cli import check_backend
+        from swe_aci.tasks import TaskFileError
+
+        names = [name.strip() for name in configs.split(",") if name.strip()]
+        if not names:
+            fail("--configs names no config")
+        try:
+            resolved = [(given, *resolve_config(given)) for given in names]
+            task_set = load_selection(instances, filter, slice, False, 0)
+        except (CompareError, TaskFileError) as error:
+            fail(str(error))
+        if not task_set.tasks:
+            fail(f"no task selected from {instances}")
+        overrides = {"model.name": model, "env.backend": env}
+        runs = [
+            ConfigRun(name, given, build_config(path, set_ or [], **overrides))
+            for given, name, path in resolved
+        ]
+        for run in runs:
+            check_backend(run.config.env)
+        record = {
+            "command": sys.argv,
+            "task_file": str(Path(instances).expanduser().resolve()),
+            "task_file_sha256": task_set.source_hash,
+            "selection": {"filter": filter, "slice": slice},
+            "instances": len(task_set.tasks),
+        }
+        options = CompareOptions(workers=workers, redo=redo, timeout=timeout, cache_dir=cache_dir)
+        console = Console(highlight=False, soft_wrap=True)
+        try:
+            outcomes = compare(
+                runs, task_set, output_dir, options, console, record, evaluated_printer(console)
+            )
+        except CompareError as error:
+            fail(str(error))
+        except FatalBatchError as error:
+            fail(f"comparison stopped: {error}", code=1)
+        except (CompareInterrupted, KeyboardInterrupt):
+            fail("interrupted; the same command resumes where it stopped", code=130)
+        console.print(comparison_table(outcomes))
+        console.print(f"comparison: {output_dir / COMPARISON_FILE}")
+
+    guarded(body)
+
+
+def evaluated_printer(console: Console) -> Callable[[InstanceReport, bool], None]:
+    """One line per evaluated instance, as `swe-aci evaluate` prints them."""
+    from rich.markup import escape
+
+    from swe_aci.evaluate.cli import OUTCOME_STYLE
+
+    def done(report: InstanceReport, reused: bool) -> None:
+        style = OUTCOME_STYLE[report.outcome]
+        note = " (graded before)" if reused else ""
+        detail = f": {escape(report.message)}" if report.message else ""
+        console.print(
+            f"[{style}]{report.outcome:>12}[/] {escape(report.instance_id)}{detail}{note}"
+        )
+
+    return done

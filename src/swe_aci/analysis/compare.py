@@ -1,0 +1,217 @@
+"""Running a comparison: the same instances under each config (one batch per config), each batch's
+predictions evaluated, then the comparison of `comparison.py`.
+
+Layout: `<out>/<name>/batch/` is the config's batch output (as `swe-aci batch` writes it),
+`<out>/<name>/evaluation/` its evaluation (as `swe-aci evaluate` writes it), `<out>/comparison.json`
+the result. Resumable as batch and evaluate are: a finished instance is not run again and a
+prediction already graded is not evaluated again, so the same command after a kill or Ctrl-C goes
+on where it stopped.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from rich.console import Console
+
+from swe_aci.agent.config import builtin_configs, resolve_config_path
+from swe_aci.agent.trajectory import write_json_atomic
+from swe_aci.analysis.comparison import ConfigOutcome, comparison_record, config_outcome
+from swe_aci.analysis.stats import read_run
+from swe_aci.batch.cli import config_record, open_batch_log, swe_aci_version
+from swe_aci.batch.display import LineDisplay, LiveDisplay
+from swe_aci.batch.outputs import BatchOutputs, OutputsError
+from swe_aci.batch.runner import BatchOptions, BatchRunner
+from swe_aci.evaluate.harness import DEFAULT_TIMEOUT, evaluate_all
+from swe_aci.evaluate.predictions import Prediction
+from swe_aci.evaluate.report import InstanceReport, run_report
+from swe_aci.tasks import Task, TaskSet
+
+if TYPE_CHECKING:  # the config's model moves between modules; only its attributes are used here
+    from swe_aci.episode import EpisodeConfig
+
+BATCH_DIR = "batch"
+EVALUATION_DIR = "evaluation"
+COMPARISON_FILE = "comparison.json"
+OnEvaluated = Callable[[InstanceReport, bool], None]
+
+
+class CompareError(Exception):
+    """The comparison cannot go on (one line for the user)."""
+
+
+class CompareInterrupted(Exception):
+    """Ctrl-C stopped a batch; what finished is kept for the next run."""
+
+
+@dataclass
+class ConfigRun:
+    """One config of a comparison: its output name, the config as given, the loaded config."""
+
+    name: str
+    source: str
+    config: EpisodeConfig
+
+
+@dataclass
+class CompareOptions:
+    workers: int = 1
+    redo: bool = False
+    timeout: float = DEFAULT_TIMEOUT  # seconds the tests of one instance may run
+    cache_dir: Path | None = None  # recipe cache (None: the default)
+
+
+def resolve_config(given: str) -> tuple[str, Path]:
+    """(output name, YAML path) of a config given as a file or a built-in name such as `default`
+    or `ablations/window_30`. A file's name is its stem; a built-in config keeps its name."""
+    candidate = Path(given).expanduser()
+    if candidate.is_file():
+        return candidate.stem, candidate
+    name = given.removesuffix(".yaml")
+    builtin = builtin_configs()
+    if name in builtin:
+        return name, resolve_config_path(name)
+    raise CompareError(
+        f"unknown config {given!r}: not a YAML file, nor a built-in config ({', '.join(builtin)})"
+    )
+
+
+def check_distinct(runs: list[ConfigRun]) -> None:
+    seen: dict[str, str] = {}
+    for run in runs:
+        if run.name in seen:
+            raise CompareError(
+                f"configs {seen[run.name]!r} and {run.source!r} would share the output "
+                f"directory {run.name!r}: give each config once, under distinct file names"
+            )
+        seen[run.name] = run.source
+
+
+def run_batch(
+    run: ConfigRun,
+    task_set: TaskSet,
+    directory: Path,
+    options: CompareOptions,
+    console: Console,
+    record: dict[str, Any],
+) -> BatchOutputs:
+    """The config's batch, resumed where an earlier run of the comparison left it."""
+    try:
+        outputs = BatchOutputs(directory)
+    except OutputsError as error:
+        raise CompareError(str(error)) from None
+    config_data, config_hash = config_record(run.config)
+    previous = outputs.previous_config_hash()
+    if previous and previous != config_hash and outputs.results and not options.redo:
+        raise CompareError(
+            f"{directory} holds results of a different {run.source!r} config (run.yaml); "
+            "use another --output-dir, or --redo to run everything again"
+        )
+    outputs.write_run_record(
+        {
+            **record,
+            "swe_aci_version": swe_aci_version(),
+            "started_at": datetime.now(UTC).isoformat(timespec="seconds"),
+            "executor": "threads",
+            "workers": options.workers,
+            "model": run.config.model.name,
+            "config_hash": config_hash,
+            "config": config_data,
+        }
+    )
+    handler = open_batch_log(directory / "batch.log")
+    batch_options = BatchOptions(
+        workers=options.workers, redo=options.redo, cache_dir=options.cache_dir
+    )
+    runner = BatchRunner(task_set.tasks, run.config, outputs, batch_options)
+    display = LiveDisplay(console) if console.is_terminal else LineDisplay(console)
+    try:
+        with display:
+            runner.display = display
+            state = runner.run()
+    finally:
+        logging.getLogger("swe_aci.batch").removeHandler(handler)
+        handler.close()
+    if state.stop_reason and state.stop_reason.startswith("interrupted"):
+        raise CompareInterrupted(run.name)
+    return outputs
+
+
+def run_evaluation(
+    run: ConfigRun,
+    tasks: list[Task],
+    outputs: BatchOutputs,
+    directory: Path,
+    options: CompareOptions,
+    on_done: OnEvaluated | None = None,
+) -> dict[str, InstanceReport]:
+    """Grade the predictions of the config's finished instances; writes `report.json`."""
+    chosen = {
+        task.instance_id: Prediction.model_validate(outputs.predictions[task.instance_id])
+        for task in tasks
+        if task.instance_id in outputs.results and task.instance_id in outputs.predictions
+    }
+    reports = evaluate_all(
+        tasks,
+        chosen,
+        run.config.env,
+        directory,
+        timeout=options.timeout,
+        workers=options.workers,
+        redo=options.redo,
+        cache_dir=options.cache_dir,
+        on_done=on_done,
+    )
+    empty = [key for key, prediction in chosen.items() if prediction.is_empty]
+    report = run_report([task.instance_id for task in tasks], chosen, empty, reports)
+    write_json_atomic(directory / "report.json", report)
+    return reports
+
+
+def compare(
+    runs: list[ConfigRun],
+    task_set: TaskSet,
+    output_dir: Path,
+    options: CompareOptions,
+    console: Console,
+    record: dict[str, Any],
+    on_evaluated: OnEvaluated | None = None,
+) -> list[ConfigOutcome]:
+    """Run, evaluate and compare every config; writes `<output_dir>/comparison.json`.
+
+    `record` describes the run (task file, selection, command) for each batch's run.yaml and the
+    comparison file."""
+    check_distinct(runs)
+    ids = [task.instance_id for task in task_set.tasks]
+    outcomes = []
+    for number, run in enumerate(runs, start=1):
+        console.rule(f"{run.name} ({number}/{len(runs)})", style="dim")
+        batch_directory = output_dir / run.name / BATCH_DIR
+        outputs = run_batch(run, task_set, batch_directory, options, console, record)
+        evaluation_directory = output_dir / run.name / EVALUATION_DIR
+        reports = run_evaluation(
+            run, task_set.tasks, outputs, evaluation_directory, options, on_evaluated
+        )
+        outcomes.append(
+            config_outcome(
+                run.name,
+                run.source,
+                run.config.model.name,
+                read_run(batch_directory, ids),
+                [key for key, report in reports.items() if report.resolved],
+                outputs.results,
+            )
+        )
+    comparison = comparison_record(
+        outcomes,
+        **record,
+        created_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        instance_ids=ids,
+    )
+    write_json_atomic(output_dir / COMPARISON_FILE, comparison)
+    return outcomes

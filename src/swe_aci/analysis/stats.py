@@ -1,0 +1,211 @@
+"""Trajectory statistics: what each instance of a run did (turns, edits and the lint guardrail's
+rejections of them, cost, tokens, whether it ended with a patch) and the aggregates of a run.
+
+A run directory is what `swe-aci batch` or `swe-aci run` writes: `<dir>/<id>/<id>.traj` per
+instance (ours or paper-era; a journal left by a killed episode is read too) and, for a batch,
+`<dir>/results.json`, whose exit status wins over the trajectory's (it also knows instances that
+never got an episode, such as `error_environment`).
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from swe_aci.agent.loop import EXIT_REASONS
+from swe_aci.agent.trajectory import TrajectoryError, load_trajectory
+
+# How the editor's lint guardrail (ours and the paper's) starts the observation of a rejected edit.
+REJECTED_EDIT = "Your proposed edit has introduced new syntax error(s)"
+EDIT_COMMAND = "edit"
+UNFINISHED = "unfinished"
+RESULTS_FILE = "results.json"
+JOURNAL_SUFFIX = ".jsonl"  # `<id>.traj.jsonl`: the journal of an episode still running or killed
+
+
+class AnalysisError(Exception):
+    """A run directory cannot be read (one line for the user)."""
+
+
+@dataclass
+class InstanceStats:
+    """One instance of a run. `turns` counts the actions executed (not the exit record a limit
+    or error adds); `edits` the ACI `edit` commands run, `failed_edits` those the lint guardrail
+    rejected; `submitted` means the episode ended with a non-empty patch, whether the agent
+    ran `submit` or the patch was autosubmitted; `problem` says why the trajectory was unusable."""
+
+    instance_id: str
+    exit_status: str
+    has_trajectory: bool = False
+    turns: int = 0
+    edits: int = 0
+    failed_edits: int = 0
+    cost: float = 0.0
+    tokens_sent: int = 0
+    tokens_received: int = 0
+    api_calls: int = 0
+    submitted: bool = False
+    problem: str | None = None
+
+
+@dataclass
+class RunStats:
+    """Aggregates of a run. Means are over the instances that have a trajectory (an instance
+    whose environment could not be built ran no episode)."""
+
+    instances: int
+    episodes: int
+    exit_statuses: dict[str, int]
+    submitted: int
+    mean_turns: float | None
+    median_turns: float | None
+    edits: int
+    failed_edits: int
+    instances_with_failed_edit: int
+    total_cost: float
+    mean_cost: float | None
+    tokens_sent: int
+    tokens_received: int
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def failed_edit_share(self) -> float | None:
+        """Failed edits over edits attempted (None when no edit was attempted)."""
+        return self.failed_edits / self.edits if self.edits else None
+
+
+def is_edit(action: str) -> bool:
+    words = action.split(maxsplit=1)
+    return bool(words) and words[0] == EDIT_COMMAND
+
+
+def has_edit_command(trajectory: dict[str, Any]) -> bool:
+    """Whether the episode's interface had the `edit` command: as its recorded config says, or
+    assumed when the trajectory records none (paper-era files). Without it (the shell-only
+    baseline) an action named `edit` is no edit of the ACI and no guardrail judged it."""
+    config = trajectory.get("config")
+    aci = config.get("aci") if isinstance(config, dict) else None
+    commands = aci.get("commands") if isinstance(aci, dict) else None
+    return not isinstance(commands, list) or EDIT_COMMAND in commands
+
+
+def trajectory_stats(instance_id: str, trajectory: dict[str, Any]) -> InstanceStats:
+    """The statistics of a loaded trajectory (as `load_trajectory` returns it)."""
+    info = trajectory.get("info", {})
+    model_stats = info.get("model_stats")
+    model_stats = model_stats if isinstance(model_stats, dict) else {}
+    record = InstanceStats(
+        instance_id,
+        exit_status=str(info.get("exit_status") or UNFINISHED),
+        has_trajectory=True,
+        cost=_number(model_stats.get("instance_cost"), float),
+        tokens_sent=_number(model_stats.get("tokens_sent"), int),
+        tokens_received=_number(model_stats.get("tokens_received"), int),
+        api_calls=_number(model_stats.get("api_calls"), int),
+        submitted=isinstance(info.get("submission"), str) and bool(info["submission"].strip()),
+    )
+    counts_edits = has_edit_command(trajectory)
+    for step in trajectory["trajectory"]:
+        action = step["action"] if isinstance(step["action"], str) else ""
+        if action.strip() in EXIT_REASONS:
+            continue
+        record.turns += 1
+        if counts_edits and is_edit(action):
+            record.edits += 1
+            observation = step["observation"] if isinstance(step["observation"], str) else ""
+            if observation.lstrip().startswith(REJECTED_EDIT):
+                record.failed_edits += 1
+    return record
+
+
+def _number(value: Any, kind: type[int] | type[float]) -> Any:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return kind(0)
+    return kind(value)
+
+
+def read_instance(directory: Path, instance_id: str) -> InstanceStats:
+    """The statistics of `<directory>/<instance_id>/<instance_id>.traj` (or its journal)."""
+    path = directory / instance_id / f"{instance_id}.traj"
+    journal = path.with_name(path.name + JOURNAL_SUFFIX)
+    if not path.is_file() and not journal.is_file():
+        return InstanceStats(instance_id, exit_status=UNFINISHED)
+    try:
+        return trajectory_stats(instance_id, load_trajectory(path))
+    except TrajectoryError as error:
+        return InstanceStats(instance_id, exit_status=UNFINISHED, problem=str(error))
+
+
+def read_results(directory: Path) -> dict[str, dict[str, Any]]:
+    """A batch's `results.json` (empty when there is none)."""
+    path = directory / RESULTS_FILE
+    if not path.exists():
+        return {}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise AnalysisError(f"cannot read {path}: {error}") from None
+    if not isinstance(data, dict) or not all(isinstance(v, dict) for v in data.values()):
+        raise AnalysisError(f"{path} is not a batch's results (an object of objects by id)")
+    return data
+
+
+def run_instance_ids(directory: Path) -> list[str]:
+    """The instances a run directory holds: those of results.json and those with a trajectory."""
+    if not directory.is_dir():
+        raise AnalysisError(f"not a directory: {directory}")
+    ids = set(read_results(directory))
+    for child in directory.iterdir():
+        name = child.name
+        if not child.is_dir():
+            continue
+        if (child / f"{name}.traj").is_file() or (child / f"{name}.traj{JOURNAL_SUFFIX}").is_file():
+            ids.add(name)
+    return sorted(ids)
+
+
+def read_run(directory: Path, instance_ids: Iterable[str] | None = None) -> list[InstanceStats]:
+    """Per-instance statistics of a run directory; of `instance_ids` only, when given (an id the
+    directory knows nothing of is `unfinished`)."""
+    results = read_results(directory)
+    ids = list(instance_ids) if instance_ids is not None else run_instance_ids(directory)
+    records = []
+    for instance_id in ids:
+        record = read_instance(directory, instance_id)
+        result = results.get(instance_id)
+        if result is not None and result.get("exit_status"):
+            record.exit_status = str(result["exit_status"])
+            patch = result.get("model_patch")
+            record.submitted = record.submitted or (isinstance(patch, str) and bool(patch.strip()))
+            if not record.has_trajectory:
+                record.cost = _number(result.get("cost"), float)
+                record.api_calls = _number(result.get("api_calls"), int)
+        records.append(record)
+    return records
+
+
+def summarize(records: list[InstanceStats]) -> RunStats:
+    episodes = [record for record in records if record.has_trajectory]
+    turns = [record.turns for record in episodes]
+    total_cost = sum(record.cost for record in records)
+    return RunStats(
+        instances=len(records),
+        episodes=len(episodes),
+        exit_statuses=dict(Counter(record.exit_status for record in records).most_common()),
+        submitted=sum(record.submitted for record in records),
+        mean_turns=statistics.fmean(turns) if turns else None,
+        median_turns=statistics.median(turns) if turns else None,
+        edits=sum(record.edits for record in records),
+        failed_edits=sum(record.failed_edits for record in records),
+        instances_with_failed_edit=sum(record.failed_edits > 0 for record in records),
+        total_cost=total_cost,
+        mean_cost=sum(record.cost for record in episodes) / len(episodes) if episodes else None,
+        tokens_sent=sum(record.tokens_sent for record in records),
+        tokens_received=sum(record.tokens_received for record in records),
+        problems=[f"{r.instance_id}: {r.problem}" for r in records if r.problem],
+    )
