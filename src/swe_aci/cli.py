@@ -79,8 +79,12 @@ def user_errors() -> tuple[type[Exception], ...]:
     from swe_aci.env.base import SandboxError
     from swe_aci.episode import UsageError
     from swe_aci.models.base import ModelAuthError, ModelConfigError
+    from swe_aci.recipes import RecipeError
+    from swe_aci.tasks import TaskFileError
 
     return (
+        RecipeError,
+        TaskFileError,
         ConfigError,
         SandboxError,
         UsageError,
@@ -186,8 +190,12 @@ def fail_on_unexpected_error(result: EpisodeResult) -> None:
 
 @app.command()
 def run(
-    repo: Annotated[str, typer.Option(help="Local git repository or git URL.")],
-    issue: Annotated[str, typer.Option(help="Issue text, or a file holding it.")],
+    repo: Annotated[str | None, typer.Option(help="Local git repository or git URL.")] = None,
+    issue: Annotated[str | None, typer.Option(help="Issue text, or a file holding it.")] = None,
+    instance: Annotated[
+        str | None,
+        typer.Option(help="One task of a task file, FILE:ID (instead of --repo and --issue)."),
+    ] = None,
     commit: Annotated[str | None, typer.Option(help="Commit to start from (default HEAD).")] = None,
     config: ConfigOption = None,
     model: Annotated[str | None, typer.Option(help="Model name, e.g. openai/gpt-4o.")] = None,
@@ -198,9 +206,16 @@ def run(
     init_copy: InitCopyOption = False,
     set_: SetOption = None,
 ) -> None:
-    """Run the agent on one issue of one repository."""
+    """Run the agent on one issue of one repository, or on one task of a task file."""
 
     def body() -> None:
+        if instance is not None:
+            if repo is not None or issue is not None or commit is not None:
+                fail("--instance names the repository and the issue: drop --repo/--issue/--commit")
+            run_task(instance)
+            return
+        if repo is None or issue is None:
+            fail("give --repo and --issue, or one task of a task file with --instance FILE:ID")
         from swe_aci.episode import (
             RepoSource,
             check_instance_id,
@@ -229,6 +244,28 @@ def run(
                 output_dir=output_dir,
                 on_step=print_step,
             )
+        print_result(result)
+        fail_on_unexpected_error(result)
+
+    def run_task(spec: str) -> None:
+        from swe_aci.batch.instance import run_task_episode
+        from swe_aci.episode import check_writable
+        from swe_aci.recipes import task_environment
+        from swe_aci.tasks import load_task
+
+        task = load_task(spec)
+        episode_config = build_config(
+            config, set_ or [], **{"model.name": model, "env.backend": env, "env.image": image}
+        )
+        if episode_config.model.name == "replay" and not episode_config.model.replay_path:
+            fail(NO_MODEL)
+        if instance_id is not None:
+            task = task.model_copy(update={"instance_id": instance_id})
+        check_writable(output_dir)
+        environment = task_environment(
+            task, episode_config.env, log=lambda line: typer.echo(line, err=True)
+        )
+        result = run_task_episode(task, environment, episode_config, output_dir, on_step=print_step)
         print_result(result)
         fail_on_unexpected_error(result)
 
