@@ -9,6 +9,7 @@ import shlex
 import signal
 import socket
 import subprocess
+import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -160,7 +161,7 @@ def test_the_shell_gets_an_allow_listed_environment(
     monkeypatch.setenv("OPENAI_API_KEY", "sk-secret-openai")
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-secret-anthropic")
     monkeypatch.setenv("SOME_HOST_VARIABLE", "host-only")
-    env = open_env(env_vars={"TASK_FLAG": "on"}, path_prepend=["/opt/task/bin"])
+    env = open_env(env_vars={"TASK_FLAG": "on"}, path_prepend=["/opt/task/bin"], host_python=False)
     assert ok(env, "env | grep KEY; true") == ""
     variables = ok(env, "env")
     assert "secret" not in variables and "host-only" not in variables
@@ -174,6 +175,21 @@ def test_the_shell_gets_an_allow_listed_environment(
 
 
 @pytest.mark.parametrize("backend", ["bwrap"], indirect=True)
+def test_bwrap_shows_the_host_interpreter_and_nothing_beside_it(open_env: OpenEnv) -> None:
+    """By default the interpreter swe-aci runs on is bound read-only (python, pytest work), and
+    of the directories holding it only the path down to it is visible."""
+    env = open_env()
+    assert ok(env, "python3 -c 'import sys; print(sys.base_prefix)'").strip() == sys.base_prefix
+    prefix = Path(sys.base_prefix)
+    for parent in prefix.parents:
+        if parent.parent == parent or str(parent).split("/")[1] in {"usr"}:
+            continue
+        listed = ok(env, f"ls -A {parent}").split()
+        below = prefix.relative_to(parent).parts[0]
+        assert listed == [below], parent
+
+
+@pytest.mark.parametrize("backend", ["bwrap"], indirect=True)
 def test_bwrap_shows_only_system_directories(
     open_env: OpenEnv, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -181,7 +197,7 @@ def test_bwrap_shows_only_system_directories(
     tool.mkdir(parents=True)
     (tool / "task-tool").write_text("#!/bin/sh\necho tool ran\n")
     (tool / "task-tool").chmod(0o755)
-    env = open_env(ro_paths=[str(tool.parent)], path_prepend=[str(tool)])
+    env = open_env(ro_paths=[str(tool.parent)], path_prepend=[str(tool)], host_python=False)
     for absent in ("/home", "/work", "/opt", "/var", "/mnt", "/srv", "/media"):
         assert env.run(f"ls {absent}").exit_code != 0, absent
     assert ok(env, "ls -A /root") == ""

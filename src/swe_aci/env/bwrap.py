@@ -30,6 +30,7 @@ import posixpath
 import shutil
 import signal
 import subprocess
+import sys
 from collections import deque
 from dataclasses import dataclass
 from typing import Literal
@@ -92,6 +93,17 @@ def mount_table(binds: dict[str, str], ro_paths: list[str], *, network: bool) ->
     if network and os.path.isdir(DNS_DIR):
         mounts.append(Mount(DNS_DIR, DNS_DIR, "ro"))
     return mounts
+
+
+def host_python_paths() -> list[str]:
+    """The installation of the interpreter swe-aci runs on (and its virtualenv), when it is not
+    already inside the system directories the sandbox shows."""
+    paths = []
+    for prefix in dict.fromkeys((sys.prefix, sys.base_prefix)):
+        top = os.path.realpath(prefix).split("/")[1]
+        if top not in SYSTEM_TOP_LEVEL and os.path.isdir(prefix):
+            paths.append(prefix)
+    return paths
 
 
 def sandbox_argv(mounts: list[Mount], *, network: bool, chdir: str) -> list[str]:
@@ -162,7 +174,11 @@ class BwrapEnvironment(LocalEnvironment):
             "/tmp": str(self._root / "tmp"),
             SANDBOX_HOME: str(self._root / "home"),
         }
-        self._mounts = mount_table(binds, self.config.ro_paths, network=self.config.network)
+        ro_paths = [
+            *self.config.ro_paths,
+            *(host_python_paths() if self.config.host_python else []),
+        ]
+        self._mounts = mount_table(binds, ro_paths, network=self.config.network)
 
     def _shell_argv(self) -> list[str]:
         argv = sandbox_argv(self._mounts, network=self.config.network, chdir=self._repo_in_sandbox)

@@ -38,6 +38,11 @@ class EnvConfig(BaseModel):
         default_factory=list,
         description="host paths bound read-only at the same path (a task's interpreter, venv)",
     )
+    host_python: bool = Field(
+        True,
+        description="bind the interpreter swe-aci runs on read-only (bwrap), so python and the "
+        "tools installed beside it (pytest) work in the sandbox; false: system directories only",
+    )
     # docker only
     image: str | None = Field(None, description="docker image to start the container from")
     repo_in_image: str | None = Field(
