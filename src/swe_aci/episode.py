@@ -14,15 +14,13 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from swe_aci.aci import ACIConfig
 from swe_aci.agent.config import (
     AgentConfig,
     ConfigError,
-    apply_override,
-    describe_validation_error,
-    read_layered,
+    load_validated,
     resolve_config_path,
 )
 from swe_aci.agent.loop import Agent, EpisodeResult, StepRecord
@@ -64,13 +62,7 @@ def load_config(path: str | Path | None = None, overrides: Sequence[str] = ()) -
     override are relative to the current directory. Raises ConfigError (one line).
     """
     config_path = resolve_config_path(path)
-    data = read_layered(config_path, seen=())
-    for override in overrides:
-        apply_override(data, override)
-    try:
-        config = EpisodeConfig.model_validate(data)
-    except ValidationError as error:
-        raise ConfigError(f"config {config_path}: {describe_validation_error(error)}") from None
+    config = load_validated(EpisodeConfig, config_path, overrides)
     for demonstration in config.agent.demonstrations:
         try:
             load_trajectory(demonstration)

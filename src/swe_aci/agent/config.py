@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import importlib.resources
 import re
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -21,6 +22,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from swe_aci.agent.history import HistoryConfig
 from swe_aci.agent.parsing import ParserName
 from swe_aci.agent.templates import TemplatesConfig, template_problems
+
+Schema = TypeVar("Schema", bound=BaseModel)
 
 DEFAULT_CONFIG_NAME = "default"
 BUILTIN_GROUPS = ("", "ablations")  # subdirectories of the built-in config directory
@@ -159,6 +162,18 @@ def resolve_demonstrations(data: dict[str, Any], base: Path) -> None:
             str((base / item).resolve()) if isinstance(item, str) else item
             for item in demonstrations
         ]
+
+
+def load_validated(schema: type[Schema], path: Path, overrides: Sequence[str] = ()) -> Schema:
+    """A YAML config file (its `extends:` chain merged), then the `key.path=value` overrides,
+    validated by `schema`. Raises ConfigError (one line naming the file and the key)."""
+    data = read_layered(path, seen=())
+    for override in overrides:
+        apply_override(data, override)
+    try:
+        return schema.model_validate(data)
+    except ValidationError as error:
+        raise ConfigError(f"config {path}: {describe_validation_error(error)}") from None
 
 
 def apply_override(data: dict[str, Any], override: str) -> None:

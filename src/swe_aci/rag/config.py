@@ -13,10 +13,9 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError,
 
 from swe_aci.agent.config import (
     ConfigError,
-    apply_override,
     builtin_config_dir,
     describe_validation_error,
-    read_yaml,
+    load_validated,
 )
 from swe_aci.env.config import EnvConfig
 from swe_aci.models.config import ModelConfig
@@ -103,13 +102,7 @@ def load_rag_config(path: str | Path | None = None, overrides: Sequence[str] = (
         if path is not None
         else builtin_config_dir() / "baselines" / "rag.yaml"
     )
-    data = read_yaml(config_path)
-    for override in overrides:
-        apply_override(data, override)
-    try:
-        config = RagConfig.model_validate(data)
-    except ValidationError as error:
-        raise ConfigError(f"config {config_path}: {describe_validation_error(error)}") from None
+    config = load_validated(RagConfig, config_path, overrides)
     try:
         config.model_settings()
     except ValidationError as error:
