@@ -284,7 +284,7 @@ def test_submit_includes_new_files_and_skips_ignored_ones(session: Session) -> N
     assert observation.done and observation.submission == observation.output
     patch = observation.output
     assert "+x = 2" in patch and "new.txt" in patch and "debug.log" not in patch
-    assert patch == aci.submission()
+    assert patch == aci.submission().patch
 
 
 def test_submit_with_nothing_changed(session: Session) -> None:
@@ -329,7 +329,7 @@ def test_submit_removes_the_hidden_patch(session: Session) -> None:
     aci, root = hidden_session(session)
     run(aci, "open src.py\nedit 1:1\nx = 2\nend_of_edit")
     index_before = git(root, "diff", "--cached", "--stat")
-    patch = aci.submission()
+    patch = aci.submission().patch
     assert "src.py" in patch and "+x = 2" in patch and "tests/" not in patch
     # the working tree keeps the hidden tests and the real index is untouched
     assert (Path(root) / "tests/test_new.py").exists()
@@ -364,4 +364,4 @@ def test_submit_sees_a_same_size_edit_made_in_the_checkout_second(session: Sessi
     run(aci, "open src.py\nedit 1:1\nx = 2\nend_of_edit")
     for touched in (path, index):
         os.utime(touched, (second + 0.5, second + 0.5))
-    assert "+x = 2" in aci.submission()
+    assert "+x = 2" in aci.submission().patch

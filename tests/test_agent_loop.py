@@ -396,6 +396,20 @@ def test_an_oversized_submission_is_not_submitted_and_says_why(session: Session)
     assert not (session.trajectory_path.parent / "calc-1.patch").exists()
 
 
+@pytest.mark.parametrize("ending", ["submit", "autosubmit"])
+def test_files_left_out_of_the_submission_are_named_in_the_trajectory(
+    session: Session, ending: str
+) -> None:
+    make = act("printf 'a\\0b' > blob.bin; head -c 2000000 /dev/zero | tr '\\0' x > big.txt")
+    replies = [make, OPEN, FIX, SUBMIT] if ending == "submit" else [make, OPEN, FIX]
+    result = session.run(ScriptedModel(replies))
+    assert "+    return a + b" in result.submission
+    assert "blob.bin" not in result.submission and "big.txt" not in result.submission
+    excluded = session.trajectory()["info"]["excluded_from_submission"]
+    assert [item["path"] for item in excluded] == ["big.txt", "blob.bin"]
+    assert "binary" in excluded[1]["reason"] and "limit" in excluded[0]["reason"]
+
+
 def test_a_rerun_replaces_every_output_of_the_earlier_run(session: Session) -> None:
     session.run(ScriptedModel([OPEN, FIX, SUBMIT]))
     directory = session.trajectory_path.parent

@@ -19,7 +19,7 @@ import pytest
 
 from env_helpers import BACKENDS, DOCKER_IMAGE, SANDBOXED, skip_unavailable
 from swe_aci.aci import ACI
-from swe_aci.aci.submit import submission
+from swe_aci.aci.submit import take_submission
 from swe_aci.env import EnvConfig, Environment, make_environment
 from swe_aci.env.base import FileTooLargeError, NotARegularFileError, SandboxError
 
@@ -90,7 +90,7 @@ def test_agent_git_config_never_runs_on_the_host(
     ok(env, f"export CMD={shlex.quote(f'touch {marker}')}; {VECTORS[vector]}")
     ok(env, "echo beta >> a.txt")
     assert "+beta" in env.diff()
-    assert "+beta" in submission(env, HIDDEN, timeout=30)
+    assert "+beta" in take_submission(env, HIDDEN).patch
     assert "+beta" in env.submission(HIDDEN).patch
     assert not marker.exists()
 
@@ -119,7 +119,7 @@ def test_the_agents_shell_state_does_not_steer_the_submission(env: Environment) 
     )
     env.run(hostile)
     env.run("set -e")
-    patch = submission(env, HIDDEN, timeout=30)
+    patch = take_submission(env, HIDDEN).patch
     assert "+beta" in patch and "hidden" not in patch and "hacked" not in patch
 
 

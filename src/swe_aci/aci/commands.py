@@ -193,7 +193,7 @@ COMMANDS: tuple[Command, ...] = (
         "submit",
         "submit",
         "submits your current code and terminates the session",
-        lambda aci, step: aci.submission(),
+        lambda aci, step: aci.submission().patch,
         ends_episode=True,
     ),
 )

@@ -19,9 +19,9 @@ from swe_aci.aci.iterative import IterativeSearch
 from swe_aci.aci.parsing import ActionFormatError, CommandStep, ShellStep, Step, split_action
 from swe_aci.aci.search import CommandTimedOut, Search
 from swe_aci.aci.shellwords import invocations, simple_commands
-from swe_aci.aci.submit import submission
+from swe_aci.aci.submit import take_submission
 from swe_aci.aci.viewer import CommandError, Viewer
-from swe_aci.env.base import Environment
+from swe_aci.env.base import Environment, Exclusion, Submission
 
 __all__ = ["ACI", "ActionProblem", "ArgumentDoc", "CommandDoc", "Observation"]
 
@@ -40,6 +40,7 @@ class Observation:
     submission: str | None = None
     done: bool = False
     timed_out: bool = False
+    excluded: tuple[Exclusion, ...] = ()  # changed files the submission leaves out
 
 
 class ACI:
@@ -84,9 +85,12 @@ class ACI:
             return Observation(output=problem.message)
         outputs: list[str] = []
         for step in steps:
-            output, timed_out = self._run_step(step)
             if isinstance(step, CommandStep) and self._commands[step.name].ends_episode:
-                return Observation(output=output, submission=output, done=True)
+                taken = self.submission()
+                return Observation(
+                    output=taken.patch, submission=taken.patch, done=True, excluded=taken.excluded
+                )
+            output, timed_out = self._run_step(step)
             outputs.append(output)
             if timed_out:
                 return Observation(output=_join(outputs), timed_out=True)
@@ -95,9 +99,10 @@ class ACI:
     def state(self) -> dict[str, str]:
         return {"open_file": self.viewer.path or "n/a", "working_dir": self.env.cwd}
 
-    def submission(self) -> str:
-        """What `submit` returns: the staged diff against the base commit, hidden patch removed."""
-        return submission(self.env, self.hidden_patch, self.config.command_timeout)
+    def submission(self) -> Submission:
+        """What `submit` returns: every change against the base commit, hidden patch removed,
+        and the changed files left out of the patch (binary or too large)."""
+        return take_submission(self.env, self.hidden_patch)
 
     # -- internals -------------------------------------------------------------------------
 

@@ -17,10 +17,3 @@ from swe_aci.env.base import Environment, Submission
 def take_submission(env: Environment, hidden_patch: str | None) -> Submission:
     """The patch and the changed files left out of it (binary or too large)."""
     return env.submission(hidden_patch)
-
-
-def submission(env: Environment, hidden_patch: str | None, timeout: float) -> str:
-    """The patch alone (the diff's own bound is `EnvConfig.diff_timeout`; `timeout` is kept
-    for existing callers)."""
-    del timeout
-    return take_submission(env, hidden_patch).patch

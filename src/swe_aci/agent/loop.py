@@ -35,6 +35,7 @@ from swe_aci.agent.trajectory import (
     load_trajectory,
     write_predictions,
 )
+from swe_aci.env.base import Exclusion
 from swe_aci.models.base import Message, Model, ModelReply, ModelStats
 from swe_aci.models.tools import assistant_message
 
@@ -280,6 +281,7 @@ class Agent:
         execution_time = time.monotonic() - started
         output, submission = observation.output, None
         if observation.done:
+            record_exclusions(episode.info, observation.excluded)
             submission = self._capped(episode, observation.submission or "")
             if observation.submission and not submission:
                 output = f"Submission not taken: {episode.info['submission_note']}"
@@ -330,7 +332,9 @@ class Agent:
             episode.info["traceback"] = end.trace
             logger.error("episode %s: unexpected error\n%s", self.instance_id, end.trace.rstrip())
         try:
-            submission = self._capped(episode, self.aci.submission())
+            taken = self.aci.submission()
+            record_exclusions(episode.info, taken.excluded)
+            submission = self._capped(episode, taken.patch)
         except Exception as error:
             submission = ""
             episode.info["autosubmission_error"] = f"{type(error).__name__}: {error}"
@@ -414,3 +418,11 @@ def requery_messages(reply: ModelReply, error: str) -> list[Message]:
         for index, call in enumerate(reply.tool_calls)
     ]
     return [bad, *results]
+
+
+def record_exclusions(info: dict[str, Any], excluded: tuple[Exclusion, ...]) -> None:
+    """Name in the trajectory the changed files the submission leaves out, and why."""
+    if excluded:
+        info["excluded_from_submission"] = [
+            {"path": item.path, "reason": item.reason} for item in excluded
+        ]
