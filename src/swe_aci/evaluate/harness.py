@@ -131,7 +131,6 @@ def _evaluate_in(
     report: InstanceReport,
     timings: dict[str, float],
 ) -> tuple[InstanceReport, str]:
-    assert task.environment is not None  # checked by evaluation_problem
     work = f"/tmp/swe-aci-eval-{secrets.token_hex(8)}"
     try:
         return _apply_and_test(env, task, patch, timeout, report, timings, work)
@@ -148,7 +147,7 @@ def _apply_and_test(
     timings: dict[str, float],
     work: str,
 ) -> tuple[InstanceReport, str]:
-    assert task.environment is not None
+    assert task.environment is not None  # checked by evaluation_problem
     repo = shlex.quote(env.repo_path)
     with _timed(timings, "patch"):
         if patch.strip():
