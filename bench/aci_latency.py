@@ -1,36 +1,46 @@
 """ACI latency per environment backend, on a real mid-size repository (the Django sdist).
 
     python bench/aci_latency.py [--backends local,bwrap,docker] [--repeat 30] [--starts 3]
+    python bench/aci_latency.py --big-edit 200000 [--aci edit_max_bytes=100000000]
 
 The Django source distribution is fetched from PyPI once (pip download) into bench/.cache,
 unpacked and committed to a git repository there. For each backend that can run here, the script
 times session start, the shell round trip, the viewer, an edit with linting on a ~2000-line file,
-search_dir against plain `grep -rn` on the same tree, and submit, then prints the median and the
-spread of every operation. Targets: ACI overhead beyond the shell round trip under 5 ms; search_dir
-within 1.2x of `grep -rn`.
+search_dir against plain `grep -rn` on the same tree, the iterative search, and submit, then
+prints the median and the spread of every operation. Targets: ACI overhead beyond the shell round
+trip under 5 ms; search_dir within 1.2x of `grep -rn`.
+
+`--big-edit N` instead times one edit of an N-line Python file (local backend, in a fresh child
+process so its peak RSS is the edit's own): the wall time and the growth of the peak RSS over
+the state just before the edit (file opened). `--aci key=value` sets ACI config fields for it.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import resource
 import shlex
 import shutil
 import statistics
 import subprocess
 import sys
 import tarfile
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+import yaml
 from rich.console import Console
 from rich.table import Table
 
-from swe_aci.aci import ACI
+from swe_aci.aci import ACI, ACIConfig
 from swe_aci.env.base import Environment, SandboxError
 from swe_aci.env.config import EnvConfig
 from swe_aci.env.factory import make_environment
+from swe_aci.env.local import LocalEnvironment
 
 CACHE = Path(__file__).resolve().parent / ".cache"
 EDITED_FILE = "django/db/models/fields/related.py"  # ~2000 lines
@@ -156,6 +166,12 @@ def bench_backend(
         record(
             "find_file models.py", timed(expect(aci, "find_file models.py", "models.py"), repeat)
         )
+        iterative = ACI(env, ACIConfig(commands=["open", "search", "next", "prev", "submit"]))
+        record(
+            f"search {RARE_TERM} (iterative)",
+            timed(expect(iterative, f"search {RARE_TERM}", "[Match 1 of"), repeat),
+        )
+        record("next (iterative)", timed(expect(iterative, "next", "[Match 2 of"), repeat))
         record("submit", timed(lambda: aci.execute("submit"), max(3, repeat // 5)))
     finally:
         for env in environments:
@@ -185,6 +201,57 @@ def summary(backend: str, timings: list[Timing]) -> list[str]:
     return lines
 
 
+def big_edit_child(lines: int, overrides: list[str]) -> None:
+    """Runs in the child: one edit in the middle of a `lines`-line module; prints JSON."""
+    fields = {key: yaml.safe_load(value) for key, _, value in (o.partition("=") for o in overrides)}
+    with tempfile.TemporaryDirectory(prefix="swe-aci-bench-") as tmp:
+        repo = Path(tmp) / "big"
+        repo.mkdir()
+        functions = lines // 4
+        source = "".join(f"def f{n}(x):\n    return x + {n}\n\n\n" for n in range(functions))
+        (repo / "big.py").write_text(source)
+        subprocess.run([*GIT, "init", "-q", "-b", "main"], cwd=repo, check=True)
+        subprocess.run([*GIT, "add", "-A"], cwd=repo, check=True)
+        subprocess.run([*GIT, "commit", "-q", "-m", "big"], cwd=repo, check=True)
+        del source
+        env = LocalEnvironment(str(repo))
+        try:
+            aci = ACI(env, ACIConfig(**fields))
+            aci.execute("open big.py")
+            before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+            middle = 4 * (functions // 2) + 2
+            started = time.perf_counter()
+            output = aci.execute(f"edit {middle}:{middle}\n    return x - 1\nend_of_edit").output
+            seconds = time.perf_counter() - started
+            after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        finally:
+            env.close()
+    outcome = "applied" if output.endswith("Edit the file again if necessary.") else output
+    print(
+        json.dumps(
+            {
+                "seconds": seconds,
+                "peak_rss_growth_mb": (after - before) / 1024,
+                "peak_rss_mb": after / 1024,
+                "outcome": outcome.splitlines()[0][:200],
+            }
+        )
+    )
+
+
+def big_edit(lines: int, overrides: list[str]) -> None:
+    command = [sys.executable, __file__, "--big-edit-child", str(lines)]
+    for override in overrides:
+        command += ["--aci", override]
+    result = subprocess.run(command, capture_output=True, text=True, check=True)
+    figures = json.loads(result.stdout.splitlines()[-1])
+    print(
+        f"edit of a {lines}-line .py file ({', '.join(overrides) or 'default ACI config'}): "
+        f"{figures['seconds'] * 1000:.0f} ms, peak RSS +{figures['peak_rss_growth_mb']:.0f} MB "
+        f"(process peak {figures['peak_rss_mb']:.0f} MB); {figures['outcome']}"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--backends", default="local,bwrap,docker")
@@ -192,7 +259,16 @@ def main() -> None:
     parser.add_argument("--starts", type=int, default=3, help="session starts to time")
     parser.add_argument("--image", default="swe-aci/base:bookworm", help="docker image")
     parser.add_argument("--django", default="5.1.*", help="Django version to fetch")
+    parser.add_argument("--big-edit", type=int, metavar="LINES", help="time one big edit only")
+    parser.add_argument("--big-edit-child", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--aci", action="append", default=[], help="ACI field=value (big edit)")
     args = parser.parse_args()
+    if args.big_edit_child:
+        big_edit_child(args.big_edit_child, args.aci)
+        return
+    if args.big_edit:
+        big_edit(args.big_edit, args.aci)
+        return
     console = Console(width=max(shutil.get_terminal_size().columns, 110))
     repo = django_repo(args.django)
     files = subprocess.run(["git", "ls-files"], cwd=repo, capture_output=True, text=True).stdout

@@ -21,8 +21,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from swe_aci.models.config import ModelConfig
-from swe_aci.models.local import LocalModel, LocalRuntime
+from swe_aci.agent.parsing import THOUGHT_ACTION
+from swe_aci.models.config import LocalConfig, LocalRuntimeConfig
+from swe_aci.models.local import LocalModel
 
 SYSTEM = textwrap.dedent(
     """\
@@ -160,9 +161,10 @@ def rss_mib(pid: int) -> dict[str, float]:
 
 
 def bench_model(name: str, turns: int, max_tokens: int, ctx: int) -> dict[str, Any]:
-    config = ModelConfig(name=f"local/{name}", max_output_tokens=max_tokens)
+    runtime = LocalRuntimeConfig(ctx_size=ctx)
+    config = LocalConfig(name=f"local/{name}", max_output_tokens=max_tokens, local=runtime)
     started = time.perf_counter()
-    with LocalModel(config, LocalRuntime(ctx_size=ctx)) as model:
+    with LocalModel(config, THOUGHT_ACTION) as model:
         startup = time.perf_counter() - started
         assert model.server is not None and model.server.process is not None
         messages, observations = agent_prompt()
@@ -202,7 +204,7 @@ def main() -> None:
     parser.add_argument("--models", nargs="+", default=["qwen2.5-coder-0.5b", "qwen2.5-coder-1.5b"])
     parser.add_argument("--turns", type=int, default=3, help="warm turns after the cold one")
     parser.add_argument("--max-tokens", type=int, default=512)
-    parser.add_argument("--ctx", type=int, default=LocalRuntime().ctx_size)
+    parser.add_argument("--ctx", type=int, default=LocalRuntimeConfig().ctx_size)
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args()
     reports = [bench_model(name, args.turns, args.max_tokens, args.ctx) for name in args.models]

@@ -25,8 +25,9 @@ from pathlib import Path
 from typing import Any
 
 from swe_aci.agent.history import HistoryConfig, process_history
+from swe_aci.agent.trajectory import load_trajectory
 from swe_aci.models.base import Message
-from swe_aci.models.config import ModelConfig
+from swe_aci.models.config import LocalConfig
 from swe_aci.models.local import LocalModel
 
 MODES = {
@@ -64,9 +65,9 @@ def check_rebuild(trajectory: dict[str, Any], histories: list[list[Message]]) ->
 
 def replay(model_name: str, queries: list[list[Message]]) -> list[Turn]:
     """Send the queries in order to a fresh server; llama.cpp's timings for each."""
-    config = ModelConfig(name=model_name, max_output_tokens=1, grammar="")
+    config = LocalConfig(name=model_name, max_output_tokens=1, grammar="")
     turns = []
-    with LocalModel(config) as model:
+    with LocalModel(config, None) as model:
         backend = model.backend
         for messages in queries:
             request = backend.request(messages, None)
@@ -130,7 +131,7 @@ def main() -> None:
         parser.error(f"unknown mode(s): {', '.join(sorted(unknown))}; known: {', '.join(MODES)}")
     results: dict[str, list[Turn]] = {mode: [] for mode in modes}
     for path in args.trajectories:
-        trajectory = json.loads(path.read_text())
+        trajectory = load_trajectory(path)  # queries stored as references are resolved
         histories = growing_histories(trajectory["history"])[: args.max_turns]
         print(f"{path}: {len(histories)} turns; {check_rebuild(trajectory, histories)}")
         for mode in modes:

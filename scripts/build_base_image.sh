@@ -5,13 +5,50 @@
 # rebuild after `docker rmi` takes seconds.
 #
 # Environment: SWE_ACI_IMAGE (image name), SWE_ACI_CACHE (cache dir, default ~/.cache/swe-aci),
-# SWE_ACI_DEBIAN_MIRROR (default http://deb.debian.org/debian), FORCE=1 to rebuild the image.
+# SWE_ACI_DEBIAN_MIRROR (default: the host's apt mirror for the suite, from /etc/apt/sources.list
+# and sources.list.d/*.list|*.sources, else http://deb.debian.org/debian), SWE_ACI_APT_DIR (where
+# the apt sources are read, default /etc/apt), FORCE=1 to rebuild the image.
+# `build_base_image.sh --print-mirror` prints the mirror it would use and exits.
 set -euo pipefail
 
 IMAGE="${SWE_ACI_IMAGE:-swe-aci/base:bookworm}"
 CACHE="${SWE_ACI_CACHE:-$HOME/.cache/swe-aci}"
-MIRROR="${SWE_ACI_DEBIAN_MIRROR:-http://deb.debian.org/debian}"
 SUITE=bookworm
+DEFAULT_MIRROR=http://deb.debian.org/debian
+
+# The first plain `deb` URI of the host's apt sources that serves $SUITE itself (an Ubuntu or
+# security-only mirror would not have it), in one-line or deb822 format.
+host_mirror() {
+    local apt="${SWE_ACI_APT_DIR:-/etc/apt}" file
+    for file in "$apt"/sources.list "$apt"/sources.list.d/*.list; do
+        [ -r "$file" ] || continue
+        awk -v suite="$SUITE" '$1 == "deb" {
+            i = 2; if ($i ~ /^\[/) { while ($i !~ /\]$/) i++; i++ }
+            if ($(i + 1) == suite) { print $i; exit }
+        }' "$file"
+    done
+    for file in "$apt"/sources.list.d/*.sources; do
+        [ -r "$file" ] || continue
+        awk -v suite="$SUITE" '
+            function flush() {
+                if (deb && uri != "" && (" " suites " ") ~ (" " suite " ")) { print uri; found = 1 }
+                deb = 0; uri = ""; suites = ""
+            }
+            /^[ \t]*$/ { flush(); if (found) exit; next }
+            /^Types:/ { deb = ($0 ~ /[ \t]deb([ \t]|$)/) }
+            /^URIs:/ { uri = $2 }
+            /^Suites:/ { sub(/^Suites:[ \t]*/, ""); suites = $0 }
+            END { if (!found) flush() }
+        ' "$file"
+    done
+}
+
+MIRROR="${SWE_ACI_DEBIAN_MIRROR:-$(host_mirror | head -n 1 || true)}"
+MIRROR="${MIRROR:-$DEFAULT_MIRROR}"
+if [ "${1:-}" = --print-mirror ]; then
+    printf '%s\n' "$MIRROR"
+    exit 0
+fi
 PACKAGES="bash,coreutils,git,python3,ca-certificates,procps"
 TARBALL="$CACHE/rootfs-$SUITE-$(printf '%s' "$PACKAGES" | md5sum | cut -c1-8).tar"
 

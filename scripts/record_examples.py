@@ -1,9 +1,12 @@
 """Record the bundled trajectories by playing hand-written replies through the real interface.
 
-    python scripts/record_examples.py
+    python scripts/record_examples.py [OUTPUT ...]
 
-writes examples/demo/demo.traj (the demonstration shown to models by configs/default.yaml) and
-examples/wordcount.traj (played back by examples/run_example.sh). Each episode runs in the bwrap
+writes examples/demo/demo.traj (the demonstration shown to models by configs/default.yaml),
+examples/demo/demo_<ablation>.traj (the same fix through the interface of
+configs/ablations/<ablation>.yaml, for the ablations that change the commands) and
+examples/wordcount.traj (played back by examples/run_example.sh); with OUTPUT names (e.g.
+`demo/demo_no_edit.traj`) only those. Each episode runs in the bwrap
 sandbox, so the paths it shows are stable (`/units`, `/wordcount`) rather than temporary ones.
 """
 
@@ -16,23 +19,33 @@ from pathlib import Path
 
 import yaml
 
-from swe_aci.agent.config import load_config
 from swe_aci.agent.trajectory import load_trajectory
-from swe_aci.episode import RepoSource, read_issue, resolved_repo, run_episode
+from swe_aci.episode import RepoSource, load_config, read_issue, resolved_repo, run_episode
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
+ABLATION_DEMOS = ("no_search", "iterative_search", "no_edit")
 RECORDINGS = [
-    # (project, issue, replies, output trajectory)
-    ("demo/units", "demo/units.issue.md", "demo/units.replies.yaml", "demo/demo.traj"),
-    ("wordcount", "wordcount.issue.md", "wordcount.replies.yaml", "wordcount.traj"),
+    # (project, issue, replies, output trajectory, config: None is the default)
+    ("demo/units", "demo/units.issue.md", "demo/units.replies.yaml", "demo/demo.traj", None),
+    ("wordcount", "wordcount.issue.md", "wordcount.replies.yaml", "wordcount.traj", None),
+    *(
+        (
+            "demo/units",
+            "demo/units.issue.md",
+            f"demo/units.{name}.replies.yaml",
+            f"demo/demo_{name}.traj",
+            ROOT / "configs" / "ablations" / f"{name}.yaml",
+        )
+        for name in ABLATION_DEMOS
+    ),
 ]
 
 
-def record(project: str, issue: str, replies: str, output: str) -> None:
+def record(project: str, issue: str, replies: str, output: str, config_path: Path | None) -> None:
     script = yaml.safe_load((EXAMPLES / replies).read_text())
     config = load_config(
-        None, ["agent.demonstrations=[]", "model.name=scripted", "env.backend=bwrap"]
+        config_path, ["agent.demonstrations=[]", "model.name=scripted", "env.backend=bwrap"]
     )
     config.model.script = script
     problem = read_issue(str(EXAMPLES / issue))
@@ -55,8 +68,10 @@ def record(project: str, issue: str, replies: str, output: str) -> None:
 
 
 def main() -> None:
+    wanted = set(sys.argv[1:])
     for recording in RECORDINGS:
-        record(*recording)
+        if not wanted or recording[3] in wanted:
+            record(*recording)
 
 
 if __name__ == "__main__":

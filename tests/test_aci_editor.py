@@ -1,4 +1,4 @@
-"""The editor and its lint guardrail (ACI.md "Editor")."""
+"""The editor and its lint guardrail."""
 
 from __future__ import annotations
 
@@ -78,11 +78,52 @@ def test_success_window_is_centred_on_the_edit(session: Session) -> None:
     assert run(aci, "scroll_down").splitlines()[2] == "201:line 201"
 
 
-def test_a_file_without_final_newline_gets_one(session: Session) -> None:
-    aci = session({"f.txt": "a\nb"})
+@pytest.mark.parametrize(
+    ("action", "content"),
+    [
+        ("edit 1:1\nA\nend_of_edit", b"A\nb"),  # the last line is not reached: stays open
+        ("edit 2:1\nnew\nend_of_edit", b"a\nnew\nb"),
+        ("edit 2:2\nB\nend_of_edit", b"a\nB\n"),  # the edit reaches the last line
+        ("edit 3:2\nc\nend_of_edit", b"a\nb\nc\n"),
+        ("edit 2:2\nend_of_edit", b"a\n"),
+    ],
+    ids=["before-last", "insert-before-last", "last", "append", "delete-last"],
+)
+def test_a_missing_final_newline_stays_missing_unless_the_edit_reaches_it(
+    session: Session, action: str, content: bytes
+) -> None:
+    aci = session({"f.txt": b"a\nb"})
     run(aci, "open f.txt")
-    run(aci, "edit 1:1\nA\nend_of_edit")
-    assert read(aci, "f.txt") == b"A\nb\n"
+    assert run(aci, action).endswith(UPDATED)
+    assert read(aci, "f.txt") == content
+
+
+@pytest.mark.parametrize(
+    ("original", "action", "content"),
+    [
+        (b"a\r\nb\r\nc\r\n", "edit 2:2\nB\nX\nend_of_edit", b"a\r\nB\r\nX\r\nc\r\n"),
+        (b"a\r\nb\r\n", "edit 3:2\nc\nend_of_edit", b"a\r\nb\r\nc\r\n"),
+        (b"a\r\nb", "edit 1:1\nA\nend_of_edit", b"A\r\nb"),
+        (b"a\r\nb", "edit 3:2\nc\nend_of_edit", b"a\r\nb\r\nc\r\n"),
+        (b"a\r\nb\n", "edit 1:1\nA\nend_of_edit", b"A\nb\n"),  # mixed: left as it comes
+    ],
+    ids=["replace", "append", "no-final-newline", "append-after-open-line", "mixed"],
+)
+def test_crlf_files_keep_crlf(
+    session: Session, original: bytes, action: str, content: bytes
+) -> None:
+    aci = session({"f.txt": original})
+    run(aci, "open f.txt")
+    assert run(aci, action).endswith(UPDATED)
+    assert read(aci, "f.txt") == content
+
+
+def test_crlf_python_files_are_linted_and_keep_crlf(session: Session) -> None:
+    aci = session({"mod.py": b"def f(x):\r\n    return x\r\n"})
+    run(aci, "open mod.py")
+    assert "- F821 undefined name 'y'" in run(aci, "edit 2:2\n    return y\nend_of_edit")
+    assert run(aci, "edit 2:2\n    return x + 1\nend_of_edit").endswith(UPDATED)
+    assert read(aci, "mod.py") == b"def f(x):\r\n    return x + 1\r\n"
 
 
 def test_edit_an_empty_and_a_created_file(session: Session) -> None:
@@ -250,3 +291,36 @@ def test_introduced_errors_shift_and_drop_pre_existing_ones() -> None:
         error(11, 0, "F821", "d"),  # new
     )
     assert lint.introduced_errors(before, after, 4, 6, 4) == [after[1], after[3]]
+
+
+def test_a_file_too_large_to_edit_points_to_the_shell(session: Session) -> None:
+    source = python_module(50)
+    aci = session({"mod.py": source}, edit_max_bytes=len(source) - 1)
+    run(aci, "open mod.py")
+    assert run(aci, "edit 2:2\n    return x\nend_of_edit") == (
+        f"Error: {{REPO}}/mod.py is {len(source)} bytes, more than the edit command handles "
+        f"({len(source) - 1} bytes). Change it with shell commands instead (e.g. sed -i)."
+    )
+    assert read(aci, "mod.py") == source.encode()
+    assert run(aci, "goto 5").startswith("[File: {REPO}/mod.py (200 lines total)]")
+
+
+def test_the_guardrail_fails_closed_when_flake8_fails(
+    session: Session, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A crashing flake8 (here its checker) must not let an unchecked edit through."""
+    from flake8.checker import FileChecker
+
+    def crash(self: FileChecker) -> None:
+        raise RuntimeError("plugin exploded")
+
+    monkeypatch.setattr(FileChecker, "run_checks", crash)
+    aci = session({"mod.py": "x = 1\n", "notes.txt": "a\n"})
+    run(aci, "open mod.py")
+    assert run(aci, "edit 1:1\nx = 2\nend_of_edit") == (
+        "Your edit has NOT been applied: the syntax check of Python files could not run "
+        "(flake8 failed: RuntimeError: plugin exploded). The file is unchanged."
+    )
+    assert read(aci, "mod.py") == b"x = 1\n"
+    run(aci, "open notes.txt")
+    assert run(aci, "edit 1:1\nb\nend_of_edit").endswith(UPDATED)  # other files: no lint

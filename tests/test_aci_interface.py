@@ -14,6 +14,12 @@ from fixtures.aci.support import Session, run, sessions
 from swe_aci.aci import ACI, ACIConfig, ActionProblem
 
 BLOCKED = "Interactive operation '{}' is not supported by this environment"
+MISUSE = (
+    "Interface commands run alone on their line, as `{}` (quote an argument that holds "
+    "spaces): not in a pipe, not chained with ;, && or ||, not inside a compound command, not "
+    "redirected, not after VAR=value, with no extra arguments."
+)
+OPEN_USAGE = "open <path> [<line_number>]"
 
 
 @pytest.fixture
@@ -47,9 +53,12 @@ def test_command_docs_follow_the_config(session: Session) -> None:
     assert [doc.name for doc in small.command_docs()] == ["submit", "open"]
 
 
-def test_disabled_commands_go_to_the_shell(session: Session) -> None:
+def test_disabled_commands_are_refused(session: Session) -> None:
     aci = session({"a.txt": "a\n"}, commands=["submit"])
-    assert "open: command not found" in run(aci, "PATH=/nonexistent open a.txt")
+    refusal = "The command 'open' is not available in this interface"
+    for action in ("open a.txt", "ls\nopen a.txt", "PATH=/x open a.txt", "ls | env open a.txt"):
+        assert aci.check(action) == ActionProblem("blocked", refusal)
+        assert run(aci, action) == refusal
     assert aci.state()["open_file"] == "n/a"
 
 
@@ -88,6 +97,24 @@ def test_config_rejects_unknown_commands_and_fields() -> None:
         ("cd src; EDITOR=x vim x", "vim"),
         ("echo ok\n  python  \n", "python"),
         ("open a.txt\nless a.txt", "less"),
+        ("env vi x", "vi"),
+        ("env -i TERM=dumb vim x", "vim"),
+        ("command vi x", "vi"),
+        ("exec vim x", "vim"),
+        ("exec bash", "bash"),
+        ("sudo nano x", "nano"),
+        ("sudo -u root nano x", "nano"),
+        ("ls | xargs vi", "vi"),
+        ("find . -name '*.py' | xargs -I {} vim {}", "vim"),
+        ("timeout 5 vim x", "vim"),
+        ("nice -n 5 env vim x", "vim"),
+        ("/usr/bin/vim x", "vim"),
+        ("bash -c 'vim x'", "vim"),
+        ('sh -ec "cd src && nano x"', "nano"),
+        ("eval vim x", "vim"),
+        ("env python", "python"),
+        ("tail -fn 5 log.txt", "tail -f"),
+        ("if true; then vim x; fi", "vim"),
     ],
 )
 def test_interactive_programs_are_refused(session: Session, action: str, entry: str) -> None:
@@ -109,6 +136,12 @@ def test_interactive_programs_are_refused(session: Session, action: str, entry: 
         "echo vim; echo 'nano'",
         "cat > notes.txt <<EOF\nvim\npython\nEOF",
         "grep -r less .",
+        "command -v vim",
+        "env FOO=1 python reproduce.py",
+        "xargs grep vim",
+        "timeout 5 python -m pytest",
+        "bash -c 'echo vim'",
+        "tail -n 5 file-f.txt",
         "",
     ],
 )
@@ -122,7 +155,7 @@ def test_ordinary_commands_pass_the_check(session: Session, action: str) -> None
         ("edit 1:1\nx = 1", "no terminating `end_of_edit` line"),
         ("ls\nend_of_edit", "`end_of_edit` without an edit command"),
         ('open "a.txt', "The arguments of `open` could not be read (No closing quotation)"),
-        ("cd src && edit 1:1\nx\nend_of_edit", "An edit command must start its own line"),
+        ("cd src && edit 1:1\nx\nend_of_edit", MISUSE.format("edit <start_line>:<end_line>")),
     ],
 )
 def test_malformed_forms_are_format_problems(session: Session, action: str, fragment: str) -> None:
@@ -139,7 +172,7 @@ def test_lines_run_in_order_with_outputs_joined(session: Session) -> None:
     aci = session({"pkg/mod.py": "x = 1\n"})
     output = run(
         aci,
-        "echo one\necho two\ncd pkg && open mod.py\n"
+        "echo one\necho two\ncd pkg\nopen mod.py\n"
         "edit 1:1\nx = 2\nend_of_edit\ncat mod.py\nsearch_file x",
     )
     assert output == (
@@ -154,21 +187,58 @@ def test_lines_run_in_order_with_outputs_joined(session: Session) -> None:
     )
 
 
+@pytest.mark.parametrize(
+    ("action", "usage"),
+    [
+        ("open a.txt | head -1", OPEN_USAGE),
+        ("search_file x a.txt | wc -l", "search_file <search_term> [<file>]"),
+        ("cd src && open a.txt", OPEN_USAGE),
+        ("open a.txt; echo after", OPEN_USAGE),
+        ("false || open a.txt", OPEN_USAGE),
+        ("open a.txt > out.txt", OPEN_USAGE),
+        ("X=1 open a.txt", OPEN_USAGE),
+        ("ls | env open a.txt", OPEN_USAGE),
+        ("for f in a.txt; do open $f; done", OPEN_USAGE),
+        ("echo $(find_file a.txt)", "find_file <file_name> [<dir>]"),
+        ("open a.txt 1 2", OPEN_USAGE),
+        ("goto 1 2", "goto <line_number>"),
+        ("scroll_down 5", "scroll_down"),
+        ("search_file def foo bar", "search_file <search_term> [<file>]"),
+        ("rm -f x && submit", "submit"),
+        ("echo ok\nopen a.txt && ls", OPEN_USAGE),
+    ],
+)
+def test_aci_commands_misused_as_shell_programs_are_refused(
+    session: Session, action: str, usage: str
+) -> None:
+    aci = session({"a.txt": "a\n"})
+    assert aci.check(action) == ActionProblem("format", MISUSE.format(usage))
+    assert run(aci, action) == MISUSE.format(usage)
+    assert aci.state()["open_file"] == "n/a"
+    assert not (Path(aci.env.repo_path) / "out.txt").exists()
+
+
+@pytest.mark.parametrize(
+    "action",
+    [
+        "open a.txt  # a comment",
+        "open 'a.txt'",
+        "echo open a.txt",
+        "git log --grep=open",
+        "cat > notes.txt <<EOF\nopen a.txt | head\nEOF",
+        "python -c 'open(\"a.txt\")'",
+        "echo a \\\n  open",
+    ],
+)
+def test_aci_command_names_as_plain_words_are_fine(session: Session, action: str) -> None:
+    assert session({"a.txt": "a\n"}).check(action) is None
+
+
 def test_shell_state_persists_and_heredocs_are_shell_text(session: Session) -> None:
     aci = session({"a.txt": "a\n"})
     assert run(aci, "export GREETING=hi\ncat > made.txt <<'EOF'\nopen a.txt\nEOF") == ""
     assert aci.state()["open_file"] == "n/a"
     assert run(aci, 'echo "$GREETING"; cat made.txt') == "hi\nopen a.txt"
-
-
-def test_chained_commands_respect_and_or(session: Session) -> None:
-    aci = session({"a.txt": "a\n"})
-    assert run(aci, "false && open a.txt") == ""
-    assert aci.state()["open_file"] == "n/a"
-    assert run(aci, "open missing.txt && echo no || echo fallback") == (
-        "File {REPO}/missing.txt not found\nfallback"
-    )
-    assert run(aci, "true && open a.txt; echo after").endswith("1:a\nafter")
 
 
 def test_state(session: Session) -> None:

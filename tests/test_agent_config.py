@@ -8,14 +8,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from swe_aci.agent.config import (
-    ConfigError,
-    EpisodeConfig,
-    builtin_config_dir,
-    load_config,
-    resolve_config_path,
-)
+from swe_aci.aci import ACIConfig
+from swe_aci.agent.config import ConfigError, builtin_config_dir, resolve_config_path
 from swe_aci.agent.templates import Templates
+from swe_aci.episode import EpisodeConfig, load_config
 
 NO_DEMO = "agent.demonstrations=[]"  # the default demonstration is recorded separately
 
@@ -171,7 +167,9 @@ def test_missing_or_broken_demonstration(tmp_path: Path) -> None:
 @pytest.mark.parametrize("parser", ["thought_action", "tool_calls"])
 def test_system_prompt_follows_the_parser(name: str, parser: str) -> None:
     templates = Templates(load_config(name, [NO_DEMO]).agent.templates)
-    text = templates.render("system", command_docs="DOCS", WINDOW=100, parser=parser)
+    text = templates.render(
+        "system", command_docs="DOCS", WINDOW=100, parser=parser, aci=ACIConfig()
+    )
     assert ("DOCS" in text) == (parser == "thought_action")
     assert ("DISCUSSION" in text) == (parser == "thought_action")
     assert "\n\n\n" not in text and "{%" not in text and "{{" not in text
@@ -182,7 +180,7 @@ def test_system_prompt_follows_the_parser(name: str, parser: str) -> None:
 def test_default_templates_render_the_interface_strings() -> None:
     templates = Templates(load_config(None, [NO_DEMO]).agent.templates)
     assert "100 lines" in templates.render(
-        "system", command_docs="", WINDOW=100, parser="thought_action"
+        "system", command_docs="", WINDOW=100, parser="thought_action", aci=ACIConfig()
     )
     message = templates.render("format_error", error="no block", parser="thought_action")
     assert message.startswith("Your last reply could not be used") and "no block" in message

@@ -9,11 +9,12 @@ from pathlib import Path
 import pytest
 
 from swe_aci.aci import ACI, ACIConfig
-from swe_aci.agent.config import AgentConfig, load_config
+from swe_aci.agent.config import AgentConfig
 from swe_aci.agent.loop import Agent, EpisodeResult, StepRecord
-from swe_aci.agent.trajectory import load_trajectory
+from swe_aci.agent.trajectory import TrajectoryError, load_trajectory
 from swe_aci.env.config import EnvConfig
 from swe_aci.env.local import LocalEnvironment
+from swe_aci.episode import load_config
 from swe_aci.models.base import (
     ContextWindowExceeded,
     Message,
@@ -57,6 +58,7 @@ class Session:
         model: object,
         *overrides: str,
         on_step: Callable[[StepRecord], None] | None = None,
+        issue: str = ISSUE,
     ) -> EpisodeResult:
         def record(step: StepRecord) -> None:
             self.steps.append(step)
@@ -69,9 +71,10 @@ class Session:
             self.aci,
             output_dir=self.output_dir,
             instance_id="calc-1",
+            environment="local",
             on_step=record,
         )
-        return agent.run(ISSUE)
+        return agent.run(issue)
 
     @property
     def trajectory_path(self) -> Path:
@@ -125,6 +128,7 @@ def test_submit_path(session: Session) -> None:
     assert traj["info"]["submission"] == result.submission
     assert traj["info"]["model_stats"]["api_calls"] == 4
     assert traj["problem_statement"] == ISSUE
+    assert traj["environment"] == "local"  # the backend, not a class name
     first = traj["trajectory"][0]
     assert first["thought"] == "DISCUSSION\nNext step.\n"
     assert first["state"]["open_file"].endswith("/calc.py")
@@ -293,7 +297,7 @@ def test_trajectory_is_valid_after_every_step_and_after_a_crash(session: Session
     seen: list[int] = []
 
     def check_then_crash(step: StepRecord) -> None:
-        loaded = load_trajectory(session.trajectory_path)
+        loaded = load_trajectory(session.trajectory_path)  # the journal, while running
         seen.append(len(loaded["trajectory"]))
         assert loaded["trajectory"][-1]["response"] == step.response
         if len(seen) == 3:
@@ -303,9 +307,106 @@ def test_trajectory_is_valid_after_every_step_and_after_a_crash(session: Session
         session.run(ScriptedModel([OPEN, FIX, act("ls"), SUBMIT]), on_step=check_then_crash)
     assert seen == [1, 2, 3]
     traj = session.trajectory()
-    assert len(traj["trajectory"]) == 3
-    assert traj["info"]["exit_status"] is None
+    assert [step["action"] for step in traj["trajectory"]][3:] == ["exit_interrupted"]
+    assert traj["info"]["exit_status"] == "exit_interrupted"
+    assert traj["info"]["exit_signal"] == "SIGINT"
+    assert traj["info"]["submission"] is None  # no autosubmission on an interrupt
     assert [p.name for p in session.trajectory_path.parent.iterdir()] == ["calc-1.traj"]
+
+
+def test_a_kill_at_any_moment_leaves_the_finished_steps_readable(
+    session: Session, tmp_path: Path
+) -> None:
+    """The journal is what a killed run leaves: every prefix of it, even one cut mid-line,
+    loads as the steps finished so far."""
+    journal = session.trajectory_path.with_name("calc-1.traj.jsonl")
+    snapshots: list[bytes] = []
+    session.run(
+        ScriptedModel([OPEN, FIX, act("ls"), SUBMIT]),
+        on_step=lambda step: snapshots.append(journal.read_bytes()),
+    )
+    assert not journal.exists()  # compacted into the .traj at the end
+    killed = tmp_path / "killed" / "calc-1.traj"
+    killed.parent.mkdir()
+    for count, snapshot in enumerate(snapshots, start=1):
+        for cut in (len(snapshot), len(snapshot) - 7):
+            killed.with_name("calc-1.traj.jsonl").write_bytes(snapshot[:cut])
+            finished = count if cut == len(snapshot) else count - 1
+            if not finished:
+                with pytest.raises(TrajectoryError, match="no steps"):
+                    load_trajectory(killed)
+                continue
+            loaded = load_trajectory(killed)
+            assert len(loaded["trajectory"]) == finished
+            assert loaded["problem_statement"] == ISSUE
+            assert loaded["info"]["exit_status"] is None
+
+
+def test_each_message_is_stored_once_and_steps_refer_to_it(
+    make_repo: Callable[..., Path], tmp_path: Path
+) -> None:
+    """Queries are references into the history, a long observation and a long issue are stored
+    once; loading restores every query exactly as the model received it."""
+    big = "\n".join(f"line {n} " + "x" * 60 for n in range(500))  # ~35 KB per observation
+    repo = make_repo({"calc.py": CALC, "big.txt": big + "\n"})
+    issue = "The issue.\n" + "Details of the issue. " * 2000  # ~44 KB
+    env = LocalEnvironment(str(repo), config=EnvConfig())
+    try:
+        session = Session(env, tmp_path / "out")
+        replies = [*(act("cat big.txt") for _ in range(8)), SUBMIT]
+        model = ReplyModel([ModelReply(content=reply) for reply in replies])
+        session.run(model, "agent.history.n=2", "agent.history.cache_breakpoints=1", issue=issue)
+    finally:
+        env.close()
+    raw = session.trajectory_path.read_text()
+    assert raw.count("line 499 ") == 8  # once per observation: in its history message only
+    assert raw.count("Details of the issue. " * 2000) == 1
+    assert len(raw) < 8 * len(big) + 2 * len(issue)
+    loaded = session.trajectory()
+    assert loaded["problem_statement"] == issue
+    assert [step["query"] for step in loaded["trajectory"]] == model.queries
+    assert all(step["observation"].startswith(big) for step in loaded["trajectory"][:8])
+
+
+def test_an_unexpected_error_keeps_its_traceback(
+    session: Session, caplog: pytest.LogCaptureFixture
+) -> None:
+    def broken(step: StepRecord) -> None:
+        if step.action.startswith("open"):
+            raise KeyError("missing")
+
+    result = session.run(ScriptedModel([OPEN, SUBMIT]), on_step=broken)
+    assert result.exit_status == "exit_error"
+    assert result.error == "KeyError: 'missing'"
+    info = session.trajectory()["info"]
+    assert info["error"] == "KeyError: 'missing'"
+    assert info["traceback"].startswith("Traceback (most recent call last):")
+    assert "in broken" in info["traceback"] and result.error_trace == info["traceback"]
+    assert "in broken" in caplog.text
+
+
+def test_an_oversized_submission_is_not_submitted_and_says_why(session: Session) -> None:
+    result = session.run(
+        ScriptedModel([OPEN, FIX, SUBMIT]), "agent.limits.max_submission_bytes=100"
+    )
+    assert result.exit_status == "submitted" and result.submission == ""
+    traj = session.trajectory()
+    assert "over agent.limits.max_submission_bytes=100" in traj["info"]["submission_note"]
+    assert traj["trajectory"][-1]["observation"].startswith("Submission not taken: the diff was")
+    assert not (session.trajectory_path.parent / "calc-1.patch").exists()
+
+
+def test_a_rerun_replaces_every_output_of_the_earlier_run(session: Session) -> None:
+    session.run(ScriptedModel([OPEN, FIX, SUBMIT]))
+    directory = session.trajectory_path.parent
+    assert (directory / "calc-1.patch").exists()
+    session.env.run("git reset -q --hard")
+    (directory / ".calc-1.pred.k2j4.tmp").write_text("left by a killed write")
+    result = session.run(ScriptedModel([SUBMIT]))
+    assert result.submission == ""
+    assert sorted(p.name for p in directory.iterdir()) == ["calc-1.pred", "calc-1.traj"]
+    assert json.loads((directory / "calc-1.pred").read_text())["model_patch"] == ""
+    assert len(session.trajectory()["trajectory"]) == 1
 
 
 def test_history_processor_applies_to_queries(session: Session) -> None:
@@ -379,11 +480,12 @@ def test_shell_only_config(session: Session) -> None:
         session.aci,
         output_dir=session.output_dir,
         instance_id="calc-1",
+        environment="local",
     )
     result = agent.run(ISSUE)
     assert result.exit_status == "submitted"
     assert "+    return a + b" in result.submission
     traj = session.trajectory()
-    assert "open: command not found" in traj["trajectory"][0]["observation"]
+    assert traj["trajectory"][0]["action"].startswith("sed")  # `open` was refused: not a command
     assert "signature: submit" in traj["history"][0]["content"]
     assert "signature: open" not in traj["history"][0]["content"]

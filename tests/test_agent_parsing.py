@@ -6,10 +6,10 @@ import pytest
 
 from swe_aci.aci import ArgumentDoc, CommandDoc
 from swe_aci.agent.parsing import (
+    THOUGHT_ACTION,
     FormatError,
     ThoughtActionParser,
     ToolCallsParser,
-    parse_thought_action,
 )
 from swe_aci.models.base import ModelReply, ToolCall
 from swe_aci.models.tools import RAW_ARGUMENTS_KEY
@@ -17,21 +17,21 @@ from swe_aci.models.tools import RAW_ARGUMENTS_KEY
 
 def test_discussion_then_block() -> None:
     text = "DISCUSSION\nLet's list the files.\n```\nls -F\n```\n"
-    thought, action = parse_thought_action(text)
+    thought, action = THOUGHT_ACTION.parse(text)
     assert action == "ls -F\n"
     assert thought == "DISCUSSION\nLet's list the files.\n"
 
 
 def test_thought_is_text_before_and_after_the_block() -> None:
     text = "Before.\n```bash\ncat a.py\n```\nAfter the block.\n"
-    thought, action = parse_thought_action(text)
+    thought, action = THOUGHT_ACTION.parse(text)
     assert action == "cat a.py\n"
     assert thought == "Before.\nAfter the block.\n"
 
 
 def test_last_top_level_block_wins_and_earlier_blocks_stay_in_thought() -> None:
     text = "First idea:\n```\nls\n```\nBetter:\n```\npwd\n```\n"
-    thought, action = parse_thought_action(text)
+    thought, action = THOUGHT_ACTION.parse(text)
     assert action == "pwd\n"
     assert thought == "First idea:\n```\nls\n```\nBetter:\n"
 
@@ -40,19 +40,19 @@ def test_tagged_fence_inside_a_block_nests() -> None:
     text = (
         "Write a markdown file.\n```\ncat > notes.md <<'EOF'\n```python\nprint(1)\n```\nEOF\n```\n"
     )
-    thought, action = parse_thought_action(text)
+    thought, action = THOUGHT_ACTION.parse(text)
     assert action == "cat > notes.md <<'EOF'\n```python\nprint(1)\n```\nEOF\n"
     assert thought == "Write a markdown file.\n"
 
 
 def test_block_without_trailing_newline_at_end() -> None:
-    thought, action = parse_thought_action("Go.\n```\nsubmit\n```")
+    thought, action = THOUGHT_ACTION.parse("Go.\n```\nsubmit\n```")
     assert (thought, action) == ("Go.\n", "submit\n")
 
 
 def test_edit_body_keeps_its_indentation() -> None:
     text = "Fix it.\n```\nedit 3:3\n        return x\nend_of_edit\n```\n"
-    assert parse_thought_action(text)[1] == "edit 3:3\n        return x\nend_of_edit\n"
+    assert THOUGHT_ACTION.parse(text)[1] == "edit 3:3\n        return x\nend_of_edit\n"
 
 
 @pytest.mark.parametrize(
@@ -69,12 +69,12 @@ def test_edit_body_keeps_its_indentation() -> None:
 )
 def test_format_errors(text: str, reason: str) -> None:
     with pytest.raises(FormatError, match=reason):
-        parse_thought_action(text)
+        THOUGHT_ACTION.parse(text)
 
 
 def test_closed_block_before_a_trailing_unclosed_fence_still_counts() -> None:
     # As in the paper-era parser: the last *complete* top-level block is the action.
-    thought, action = parse_thought_action("```\nls\n```\nthen\n```\npwd\n")
+    thought, action = THOUGHT_ACTION.parse("```\nls\n```\nthen\n```\npwd\n")
     assert action == "ls\n"
     assert thought == "then\n```\npwd\n"
 

@@ -10,6 +10,8 @@ import pytest
 from swe_aci.agent.templates import demonstration_text
 from swe_aci.agent.trajectory import (
     TrajectoryError,
+    instance_id_from,
+    is_valid_instance_id,
     load_trajectory,
     recorded_problem_statement,
     write_json_atomic,
@@ -158,3 +160,72 @@ def test_demonstration_text_skips_nested_demos_and_shows_tool_call_actions() -> 
         ]
     }
     assert demonstration_text(trajectory) == "issue\nI list files.\n```\nls\n```\n\na.py"
+
+
+COMPACT = {
+    "problem_statement": "Bug... [preview]",
+    "problem_statement_ref": [1, 6, 9],
+    "trajectory": [
+        {
+            "action": "cat x\n",
+            "observation": "0123... [preview]",
+            "observation_ref": [3, 0, 10],
+            "query": [
+                0,
+                {"message": 1, "cache_breakpoint": True},
+                {"role": "user", "content": "x"},
+            ],
+        }
+    ],
+    "history": [
+        {"role": "system", "content": "SYS", "message_type": "system_prompt"},
+        {"role": "user", "content": "Issue Bug here", "message_type": "instance"},
+        {"role": "assistant", "content": "cat", "thought": "", "message_type": "action"},
+        {"role": "user", "content": "0123456789\n(Open file: n/a)", "message_type": "observation"},
+    ],
+    "info": {},
+}
+
+
+def test_references_to_the_history_are_resolved(tmp_path: Path) -> None:
+    loaded = load_trajectory(write(tmp_path / "c.traj", COMPACT))
+    step = loaded["trajectory"][0]
+    assert step["query"] == [
+        {"role": "system", "content": "SYS"},
+        {"role": "user", "content": "Issue Bug here", "cache_breakpoint": True},
+        {"role": "user", "content": "x"},
+    ]
+    assert step["observation"] == "0123456789" and "observation_ref" not in step
+    assert loaded["problem_statement"] == "Bug" and "problem_statement_ref" not in loaded
+
+
+def test_a_reference_to_a_missing_message_is_one_clear_error(tmp_path: Path) -> None:
+    broken = {**COMPACT, "history": COMPACT["history"][:2]}
+    with pytest.raises(TrajectoryError, match="refers to a message it does not hold"):
+        load_trajectory(write(tmp_path / "c.traj", broken))
+
+
+def test_a_journal_loads_without_its_cut_last_line_but_not_with_a_bad_middle_one(
+    tmp_path: Path,
+) -> None:
+    header = {"header": {"problem_statement": "P"}, "messages": [], "info": {}}
+    step = {"messages": [], "step": {"action": "ls"}, "info": {"exit_status": None}}
+    lines = [json.dumps(header), json.dumps(step), json.dumps(step)[:20]]
+    (tmp_path / "j.traj.jsonl").write_text("\n".join(lines))
+    loaded = load_trajectory(tmp_path / "j.traj")  # no .traj yet: its journal is read
+    assert [s["action"] for s in loaded["trajectory"]] == ["ls"]
+    assert loaded["problem_statement"] == "P"
+    (tmp_path / "j.traj.jsonl").write_text("\n".join([lines[0], lines[2], lines[1]]))
+    with pytest.raises(TrajectoryError, match="line 2 is not valid JSON"):
+        load_trajectory(tmp_path / "j.traj")
+
+
+@pytest.mark.parametrize("good", ["calc-1", "django__django-11099", "a.b_c", "x..y"])
+def test_valid_instance_ids(good: str) -> None:
+    assert is_valid_instance_id(good)
+
+
+@pytest.mark.parametrize("bad", ["", ".", "..", "a/b", "../x", "/abs", "a b", "a\nb", "é"])
+def test_invalid_instance_ids(bad: str) -> None:
+    assert not is_valid_instance_id(bad)
+    assert is_valid_instance_id(instance_id_from(bad, "fallback"))

@@ -139,6 +139,21 @@ BAD_INPUTS = [
         id="output-under-a-file",
     ),
     pytest.param([*RUN, "--repo", "x[/y]"], "x[/y]", id="markup-in-a-path"),
+    *(
+        pytest.param(
+            [*ON_REPO, "--instance-id", bad], f"invalid instance id {bad!r}", id=f"id-{bad}"
+        )
+        for bad in ("../../x", "/tmp/abs", "a/b", ".", "..", "a b", "")
+    ),
+    *(
+        pytest.param([*WITH_ISSUE, "--issue", path], "issue file not found", id=f"issue-{path}")
+        for path in ("./missing", "~/no-such-issue", "docs/ISSUE", "/no/such/file", "bug.txt")
+    ),
+    pytest.param(
+        ["run", "--repo", "{repo}", "--issue", "fix it", "--env", "local", "--output-dir", "out"],
+        "no model chosen: pass --model (e.g. openai/gpt-4o",
+        id="no-model",
+    ),
     pytest.param(["replay", "not_json.traj", *REPLAY], "not valid JSON", id="replay-not-json"),
     pytest.param(["replay", "no_steps.traj", *REPLAY], "has no steps", id="replay-no-steps"),
     pytest.param(
@@ -229,6 +244,7 @@ def test_successful_run_prints_steps_and_writes_outputs(work: Path, repo: Path) 
         "model_patch": patch,
     }
     trajectory = load_trajectory(directory / f"{name}.traj")
+    assert trajectory["environment"] == "local"
     assert trajectory["info"]["exit_status"] == "submitted"
     assert trajectory["info"]["submission"] == patch
     assert [step["action"].split()[0] for step in trajectory["trajectory"]] == [
@@ -317,3 +333,51 @@ def test_init_copy_works_on_a_copy_and_leaves_the_directory_untouched(work: Path
     assert "deleted file mode 100755" in patch and "+new\n" in patch
     assert snapshot(plain) == before
     assert not (plain / ".git").exists()
+
+
+def test_configs_lists_the_builtin_configs_with_their_description(work: Path) -> None:
+    result = cli("configs")
+    assert result.exit_code == 0, result.stderr
+    lines = result.stdout.splitlines()
+    names = [line.split()[0] for line in lines]
+    assert {"default", "shell_only", "local"} <= set(names)
+    shown = dict(zip(names, lines, strict=True))
+    assert "shell-only baseline" in shown["shell_only"]
+    assert "(no description)" not in result.stdout
+
+
+def test_a_builtin_config_in_a_group_is_listed_and_runs_by_name(
+    work: Path, repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    builtin = work / "configs"
+    (builtin / "ablations").mkdir(parents=True)
+    for path in builtin_config_dir().glob("*.yaml"):
+        (builtin / path.name).write_text(path.read_text())
+    (work / "examples").symlink_to(EXAMPLES)  # where the demonstration path of the configs points
+    (builtin / "ablations" / "window_30.yaml").write_text(
+        'extends: default\ndescription: "a 30-line window"\naci:\n  window: 30\n'
+    )
+    monkeypatch.setattr("swe_aci.agent.config.builtin_config_dir", lambda: builtin)
+    listed = cli("configs")
+    assert "ablations/window_30  a 30-line window" in listed.stdout
+    result = cli(
+        "run", "--repo", repo, "--issue", "Nothing to do.", "--config", "ablations/window_30",
+        "--env", "local", "--instance-id", "w30", "--output-dir", "out", *SCRIPTED,
+    )  # fmt: skip
+    assert result.exit_code == 0, result.stderr
+    config = load_trajectory(work / "out/w30/w30.traj")["config"]
+    assert config["aci"]["window"] == 30
+
+
+def test_a_rerun_with_an_empty_diff_leaves_no_earlier_patch(work: Path, repo: Path) -> None:
+    common = ["--repo", repo, "--env", "local", "--instance-id", "again", "--output-dir", "out"]
+    first = cli("run", *common, "--issue", "Say hello.", "--model", "scripted", "--set",
+                f"model.script={json.dumps(EDIT_SESSION)}")  # fmt: skip
+    assert first.exit_code == 0 and (work / "out/again/again.patch").exists()
+    second = cli("run", *common, "--issue", "Nothing to do.", *SCRIPTED)
+    assert second.exit_code == 0, second.stderr
+    assert sorted(path.name for path in (work / "out" / "again").iterdir()) == [
+        "again.pred",
+        "again.traj",
+    ]
+    assert json.loads((work / "out/again/again.pred").read_text())["model_patch"] == ""

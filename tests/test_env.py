@@ -6,7 +6,6 @@ reason when the engine or the image swe-aci/base:bookworm is missing.
 
 from __future__ import annotations
 
-import logging
 import signal
 import socket
 import subprocess
@@ -427,21 +426,22 @@ def test_bwrap_repo_name_clashing_with_a_system_directory(open_env: OpenEnv, mak
 # -- factory --------------------------------------------------------------------------------
 
 
-def test_auto_prefers_bwrap_and_falls_back_with_one_warning(
-    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, tmp_path: Path
+def test_auto_is_bwrap_and_never_falls_back_to_no_sandbox(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     bwrap_module.bwrap_problem.cache_clear()
-    expected = "bwrap" if bwrap_module.bwrap_problem() is None else "local"
-    assert resolve_backend(EnvConfig()) == expected
+    if bwrap_module.bwrap_problem() is None:
+        assert resolve_backend(EnvConfig()) == "bwrap"
     bwrap_module.bwrap_problem.cache_clear()
     monkeypatch.setenv("PATH", str(tmp_path))
     try:
-        with caplog.at_level(logging.WARNING):
-            assert resolve_backend(EnvConfig(backend="auto")) == "local"
+        with pytest.raises(SandboxError) as error:
+            resolve_backend(EnvConfig(backend="auto"))
     finally:
         bwrap_module.bwrap_problem.cache_clear()
-    [record] = caplog.records
-    assert "\n" not in record.getMessage() and "bwrap is not on PATH" in record.getMessage()
+    message = str(error.value)
+    assert "\n" not in message and "bwrap is not on PATH" in message
+    assert "apt-get install bubblewrap" in message and "--env local" in message
     assert resolve_backend(EnvConfig(backend="local")) == "local"
     with pytest.raises(SandboxError, match="needs a repository"):
         make_environment(EnvConfig(backend="local"), None)

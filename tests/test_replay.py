@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -50,6 +51,10 @@ def cli(*args: str | Path) -> Result:
 def replay(trajectory: Path, repo: Path, output: Path, *options: str) -> Result:
     if "docker" in options:
         options = (*options, "--image", DOCKER_IMAGE)
+    if "bwrap" in options:  # the sandbox shows the host's interpreter only when asked to
+        prefixes = sorted({sys.prefix, sys.base_prefix})
+        options = (*options, "--set", f"env.ro_paths={json.dumps(prefixes)}")
+        options = (*options, "--set", f"env.path_prepend={json.dumps([f'{sys.prefix}/bin'])}")
     return cli("replay", trajectory, "--repo", repo, "--output-dir", output, *options)
 
 
@@ -161,14 +166,15 @@ def test_the_comparison_ignores_only_newlines_at_the_ends(
     assert result.exit_code == exit_code, result.stdout + result.stderr
 
 
+@pytest.mark.parametrize("status", [None, "exit_interrupted"])
 def test_unfinished_recording_is_replayed_without_comparison(
-    calc: tuple[Path, str], tmp_path: Path
+    calc: tuple[Path, str], tmp_path: Path, status: str | None
 ) -> None:
     repo, base = calc
 
     def unfinished(data: dict[str, Any]) -> None:
         del data["trajectory"][-1]
-        data["info"] = {"exit_status": None, "submission": None}
+        data["info"] = {"exit_status": status, "submission": None}
 
     trajectory = edited_paper_era(tmp_path / "killed.traj", unfinished)
     result = replay(trajectory, repo, tmp_path / "out", "--commit", base, "--env", "local")

@@ -3,18 +3,22 @@
 from __future__ import annotations
 
 import difflib
+import re
+import signal
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 
+from swe_aci.batch.cli import batch_command, images_app
 from swe_aci.evaluate.cli import evaluate_command
 
 if TYPE_CHECKING:
-    from swe_aci.agent.config import EpisodeConfig
     from swe_aci.agent.loop import EpisodeResult, StepRecord
+    from swe_aci.episode import EpisodeConfig
 
 app = typer.Typer(
     name="swe-aci",
@@ -26,10 +30,19 @@ app = typer.Typer(
 
 OBSERVATION_PREVIEW_LINES = 12
 DEFAULT_OUTPUT = Path("trajectories")
+# Control characters other than newline and tab: shown escaped, never sent to the terminal.
+CONTROL_CHARACTERS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+TRAJECTORY_SAVED = "the trajectory so far was saved"
+INTERRUPTING_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+NO_MODEL = (
+    "no model chosen: pass --model (e.g. openai/gpt-4o, anthropic/claude-3-5-sonnet-20241022, "
+    "local, human, or replay with --set model.replay_path=FILE) or set model.name in the config"
+)
 
 # Options shared by the commands that run episodes.
 ConfigOption = Annotated[
-    Path | None, typer.Option(help="Episode config: a YAML file or a built-in name (local).")
+    Path | None,
+    typer.Option(help="Episode config: a YAML file or a built-in name (see `swe-aci configs`)."),
 ]
 EnvOption = Annotated[str | None, typer.Option(help="Sandbox: auto, local, bwrap, docker.")]
 ImageOption = Annotated[str | None, typer.Option(help="Docker image (docker sandbox).")]
@@ -75,37 +88,68 @@ def user_errors() -> tuple[type[Exception], ...]:
     )
 
 
-def guarded(action: Callable[[], None]) -> None:
-    """Run a command body, turning user errors and Ctrl-C into one line and an exit code."""
+def guarded(action: Callable[[], None], interrupted: str = "") -> None:
+    """Run a command body, turning user errors, Ctrl-C, SIGTERM and SIGHUP into one line and an
+    exit code (128 + the signal's number for a signal); `interrupted` is added to that line."""
     try:
-        action()
-    except KeyboardInterrupt:
-        fail("interrupted; the trajectory so far was saved", code=130)
+        with signals_interrupt():
+            action()
+    except KeyboardInterrupt as interrupt:
+        signum = getattr(interrupt, "signum", signal.SIGINT)
+        name = signal.Signals(signum).name
+        note = f"; {interrupted}" if interrupted else ""
+        fail(f"interrupted by {name}{note}", code=128 + signum)
     except user_errors() as exc:
         fail(str(exc) or type(exc).__name__)
 
 
+@contextmanager
+def signals_interrupt() -> Iterator[None]:
+    """SIGTERM and SIGHUP end the command as Ctrl-C does: they raise `Interrupted`, so the episode
+    records its exit and the sandbox is torn down. Once one arrived, the others are ignored, so
+    the teardown it started runs to its end."""
+    from swe_aci.agent.exits import Interrupted
+
+    def interrupt(signum: int, frame: object) -> None:
+        for number in INTERRUPTING_SIGNALS:
+            signal.signal(number, signal.SIG_IGN)
+        raise Interrupted(signum)
+
+    previous = {number: signal.signal(number, interrupt) for number in INTERRUPTING_SIGNALS}
+    try:
+        yield
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+
+
 def build_config(config_path: Path | None, overrides: list[str], **explicit: Any) -> EpisodeConfig:
     """Load the YAML config, then the --set overrides, then the dedicated flags (which win)."""
-    from swe_aci.agent.config import load_config
+    from swe_aci.episode import load_config
 
     flags = [f"{key}={value}" for key, value in explicit.items() if value is not None]
     return load_config(config_path, [*overrides, *flags])
 
 
+def printable(text: str) -> str:
+    """`text` with control characters (terminal escape sequences...) shown as `\\x1b` etc."""
+    return CONTROL_CHARACTERS.sub(lambda match: f"\\x{ord(match.group()):02x}", text)
+
+
 def print_step(step: StepRecord) -> None:
+    """A step as the user sees it: what came from the model or the sandbox is escaped."""
     from rich.console import Console
     from rich.markup import escape
 
     console = Console(highlight=False, soft_wrap=True)
     if step.thought.strip():
-        console.print(f"[dim]{escape(step.thought.strip())}[/]")
-    console.print(f"[bold cyan]$ {escape(step.action.strip())}[/]")
+        console.print(f"[dim]{escape(printable(step.thought.strip()))}[/]")
+    console.print(f"[bold cyan]$ {escape(printable(step.action.strip()))}[/]")
     lines = (step.observation or "").splitlines() or ["(no output)"]
     if len(lines) > OBSERVATION_PREVIEW_LINES:
         head = lines[: OBSERVATION_PREVIEW_LINES - 2]
         lines = [*head, f"... ({len(lines) - len(head) - 1} more lines)", lines[-1]]
-    console.print(escape("\n".join(lines)))
+    console.print(escape(printable("\n".join(lines))))
     console.rule(style="dim")
 
 
@@ -128,6 +172,16 @@ def print_result(result: EpisodeResult) -> None:
     )
 
 
+def fail_on_unexpected_error(result: EpisodeResult) -> None:
+    """An episode that ended on an unexpected error is a failed command (exit 1)."""
+    if result.error_trace is not None:
+        fail(
+            f"the episode ended on an unexpected error ({result.error}); its traceback is in "
+            f"{result.trajectory_path}",
+            code=1,
+        )
+
+
 @app.command()
 def run(
     repo: Annotated[str, typer.Option(help="Local git repository or git URL.")],
@@ -147,6 +201,7 @@ def run(
     def body() -> None:
         from swe_aci.episode import (
             RepoSource,
+            check_instance_id,
             check_writable,
             instance_id_for,
             read_issue,
@@ -154,12 +209,16 @@ def run(
             run_episode,
         )
 
+        if instance_id is not None:
+            check_instance_id(instance_id)
         problem = read_issue(issue)
         episode_config = build_config(
             config, set_ or [], **{"model.name": model, "env.backend": env, "env.image": image}
         )
         check_writable(output_dir)
         with resolved_repo(repo, init_copy) as location:
+            if episode_config.model.name == "replay" and not episode_config.model.replay_path:
+                fail(NO_MODEL)
             result = run_episode(
                 episode_config,
                 RepoSource(location, commit),
@@ -169,8 +228,9 @@ def run(
                 on_step=print_step,
             )
         print_result(result)
+        fail_on_unexpected_error(result)
 
-    guarded(body)
+    guarded(body, interrupted=TRAJECTORY_SAVED)
 
 
 @app.command()
@@ -188,6 +248,7 @@ def replay(
     """Re-execute the actions recorded in a trajectory and compare the resulting patch."""
 
     def body() -> None:
+        from swe_aci.agent.exits import INTERRUPTED
         from swe_aci.agent.trajectory import load_trajectory, recorded_problem_statement
         from swe_aci.episode import RepoSource, check_writable, resolved_repo, run_episode
 
@@ -214,8 +275,9 @@ def replay(
                 on_step=print_step,
             )
         print_result(result)
+        fail_on_unexpected_error(result)
         info = recorded["info"]
-        if not info.get("exit_status"):
+        if info.get("exit_status") in (None, "", INTERRUPTED):
             typer.echo("the recorded episode did not finish: no submission to compare with")
             return
         expected = comparable_patch(info.get("submission"))
@@ -226,12 +288,15 @@ def replay(
         typer.echo(patch_difference(expected, produced))
         fail("the replayed patch differs from the recorded submission (diff above)", code=1)
 
-    guarded(body)
+    guarded(body, interrupted=TRAJECTORY_SAVED)
 
 
 def replay_instance_id(trajectory: Path, output_dir: Path) -> str:
-    """The trajectory's name, unless the replay would then overwrite the trajectory itself."""
-    instance_id = trajectory.stem
+    """The trajectory's name (characters an id cannot hold made `_`), unless the replay would
+    then overwrite the trajectory itself."""
+    from swe_aci.agent.trajectory import instance_id_from
+
+    instance_id = instance_id_from(trajectory.stem, "replay")
     destination = output_dir / instance_id / f"{instance_id}.traj"
     if destination.resolve() == trajectory.resolve():
         return f"{instance_id}-replay"
@@ -255,6 +320,25 @@ def patch_difference(expected: str, produced: str) -> str:
     return "\n".join(lines)
 
 
+@app.command()
+def configs() -> None:
+    """List the built-in configs (use one with --config NAME) and what each is for."""
+
+    def body() -> None:
+        from swe_aci.agent.config import builtin_configs
+
+        listed = builtin_configs()
+        width = max(map(len, listed), default=0)
+        for name, description in listed.items():
+            typer.echo(f"{name:<{width}}  {description or '(no description)'}")
+
+    guarded(body)
+
+
+app.command("batch")(batch_command)
+app.command("evaluate")(evaluate_command)
+app.add_typer(images_app, name="images")
+
 models_app = typer.Typer(help="Local models: fetch the offline model's weights.")
 app.add_typer(models_app, name="models")
 
@@ -275,9 +359,6 @@ def models_fetch(
         typer.echo(str(path))
 
     guarded(body)
-
-
-app.command("evaluate")(evaluate_command)
 
 
 def main() -> None:

@@ -1,24 +1,82 @@
-"""One episode end to end: sandbox, interface, model, agent loop. Shared by `run` and `replay`."""
+"""One episode end to end: its config, sandbox, interface, model, agent loop. Shared by `run`,
+`replay` and the commands that run many episodes."""
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import hashlib
 import os
+import re
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from swe_aci.agent.config import EpisodeConfig
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from swe_aci.aci import ACIConfig
+from swe_aci.agent.config import (
+    AgentConfig,
+    ConfigError,
+    apply_override,
+    describe_validation_error,
+    read_layered,
+    resolve_config_path,
+)
 from swe_aci.agent.loop import Agent, EpisodeResult, StepRecord
+from swe_aci.agent.trajectory import (
+    TrajectoryError,
+    instance_id_from,
+    is_valid_instance_id,
+    load_trajectory,
+)
 from swe_aci.env.base import SandboxError
+from swe_aci.env.config import EnvConfig
 from swe_aci.env.repo import init_copy, is_git_repository, is_remote, repo_name
+from swe_aci.models.config import ModelConfig
+
+FILE_SUFFIX = re.compile(r"\.[A-Za-z][A-Za-z0-9]{0,7}")
 
 
 class UsageError(Exception):
     """Bad input from the user; the message is shown as one line."""
+
+
+class EpisodeConfig(BaseModel):
+    """Everything one episode needs besides the repository and the issue."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    description: str = Field("", description="one line shown by swe-aci configs")
+    agent: AgentConfig
+    aci: ACIConfig = Field(default_factory=ACIConfig)
+    model: ModelConfig = Field(default_factory=dict, validate_default=True)
+    env: EnvConfig = Field(default_factory=EnvConfig)
+
+
+def load_config(path: str | Path | None = None, overrides: Sequence[str] = ()) -> EpisodeConfig:
+    """Read a YAML config (a path or a built-in name), apply `key.path=value` overrides (values
+    parsed as YAML), validate.
+
+    Demonstration paths in the file are relative to the file's directory; paths given in an
+    override are relative to the current directory. Raises ConfigError (one line).
+    """
+    config_path = resolve_config_path(path)
+    data = read_layered(config_path, seen=())
+    for override in overrides:
+        apply_override(data, override)
+    try:
+        config = EpisodeConfig.model_validate(data)
+    except ValidationError as error:
+        raise ConfigError(f"config {config_path}: {describe_validation_error(error)}") from None
+    for demonstration in config.agent.demonstrations:
+        try:
+            load_trajectory(demonstration)
+        except TrajectoryError as error:
+            raise ConfigError(f"config {config_path}: agent.demonstrations: {error}") from None
+    return config
 
 
 @dataclass(frozen=True)
@@ -32,7 +90,56 @@ class RepoSource:
 def instance_id_for(source: str, problem_statement: str) -> str:
     """A readable, stable id: the repository name plus a short hash of the issue text."""
     digest = hashlib.sha1(problem_statement.encode()).hexdigest()[:8]
-    return f"{repo_name(source)}-{digest}"
+    return f"{instance_id_from(repo_name(source), 'repo')}-{digest}"
+
+
+def check_instance_id(instance_id: str) -> str:
+    """The id, if it can name files inside the output directory; else UsageError."""
+    if not is_valid_instance_id(instance_id):
+        raise UsageError(
+            f"invalid instance id {instance_id!r}: use letters, digits, '_', '.' and '-' only "
+            "(not '.' or '..')"
+        )
+    return instance_id
+
+
+@contextmanager
+def instance_lock(directory: Path) -> Iterator[None]:
+    """Hold an exclusive lock on an instance's output directory for the whole episode, so two
+    runs never write the same files; a second run fails at once with one line.
+
+    Directories the lock had to create are removed again if the run left them empty (it failed
+    before writing anything).
+    """
+    absolute = Path(os.path.abspath(directory))
+    created = [path for path in (absolute, *absolute.parents) if not path.exists()]
+    directory.mkdir(parents=True, exist_ok=True)
+    handle = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise UsageError(
+                f"another run is writing {directory}: wait for it to end, or choose another "
+                "--output-dir or --instance-id"
+            ) from None
+        if not same_directory(handle, directory):  # removed by the run that held it before
+            raise UsageError(f"{directory} was removed while this run started; run it again")
+        yield
+    finally:
+        for path in created:  # deepest first; only while still empty
+            with contextlib.suppress(OSError):
+                path.rmdir()
+        os.close(handle)
+
+
+def same_directory(handle: int, directory: Path) -> bool:
+    try:
+        current = os.stat(directory)
+    except FileNotFoundError:
+        return False
+    opened = os.fstat(handle)
+    return (opened.st_dev, opened.st_ino) == (current.st_dev, current.st_ino)
 
 
 def read_issue(issue: str) -> str:
@@ -44,13 +151,23 @@ def read_issue(issue: str) -> str:
             text = path.read_text(encoding="utf-8", errors="replace")
         except OSError as exc:
             raise UsageError(f"cannot read issue file {issue}: {exc.strerror}") from exc
-    elif one_line and " " not in issue.strip() and path.suffix in {".md", ".txt", ".rst"}:
-        raise UsageError(f"issue file not found: {issue}")
+    elif one_line and looks_like_path(issue.strip()):
+        raise UsageError(f"issue file not found: {issue} (give an existing file or the issue text)")
     else:
         text = issue
     if not text.strip():
         raise UsageError("the issue is empty: give its text or a file holding it")
     return text
+
+
+def looks_like_path(text: str) -> bool:
+    """One word that names a file rather than describes a bug: it holds a `/` (not a URL's
+    `://`), starts with `~`, or ends with a file suffix such as `.md`."""
+    if not text or any(character.isspace() for character in text) or "://" in text:
+        return False
+    return (
+        "/" in text or text.startswith("~") or FILE_SUFFIX.fullmatch(Path(text).suffix) is not None
+    )
 
 
 def is_file(path: Path) -> bool:
@@ -124,16 +241,25 @@ def run_episode(
     on_step: Callable[[StepRecord], None] | None = None,
     hidden_patch: str | None = None,
 ) -> EpisodeResult:
-    """Create the sandbox, run the agent on the issue, and always tear the sandbox down."""
+    """Create the sandbox, run the agent on the issue, and tear the sandbox down however the
+    episode ends (errors, Ctrl-C, SIGTERM and SIGHUP included; SIGKILL cannot be handled).
+
+    The instance's output directory is locked for the whole episode (UsageError if another run
+    holds it); the episode's files replace those of any earlier run of the same instance.
+    """
     from swe_aci.aci import ACI
-    from swe_aci.env.factory import make_environment
+    from swe_aci.agent.parsing import reply_format
+    from swe_aci.env.factory import make_environment, resolve_backend
     from swe_aci.models.factory import make_model
 
-    model = make_model(config.model)
+    check_instance_id(instance_id)
     with contextlib.ExitStack() as cleanup:
+        cleanup.enter_context(instance_lock(output_dir / instance_id))
+        model = make_model(config.model, reply_format(config.agent.parser))
         if close_model := getattr(model, "close", None):
             cleanup.callback(close_model)
-        environment = make_environment(config.env, source.location, source.commit)
+        env_config = config.env.model_copy(update={"backend": resolve_backend(config.env)})
+        environment = make_environment(env_config, source.location, source.commit)
         cleanup.callback(environment.close)
         aci = ACI(environment, config.aci, hidden_patch=hidden_patch)
         agent = Agent(
@@ -142,6 +268,7 @@ def run_episode(
             aci,
             output_dir=output_dir,
             instance_id=instance_id,
+            environment=env_config.backend,
             on_step=on_step,
         )
         return agent.run(problem_statement)

@@ -1,4 +1,4 @@
-"""The agent-computer interface of ACI.md: viewer, editor with lint guardrail, search, submit."""
+"""The agent-computer interface: file viewer, editor with lint guardrail, search, submit."""
 
 from swe_aci.aci.config import ACIConfig
 from swe_aci.aci.interface import ACI, ActionProblem, ArgumentDoc, CommandDoc, Observation

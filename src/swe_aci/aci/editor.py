@@ -1,14 +1,17 @@
 """The editor: `edit <start>:<end>` with its replacement lines, guarded by the linter.
 
 The edit is applied in memory; for a .py file the result is linted and compared with the lint of
-the original, and only if the edit introduced no error is the file written. A rejected edit leaves
-the file byte for byte as it was.
+the original, and only if the edit introduced no error is the file written. A rejected edit, or
+one the linter could not check, leaves the file byte for byte as it was. Files larger than
+`edit_max_bytes` are not edited at all (linting them costs seconds and hundreds of megabytes); the
+observation points to the shell. Line endings follow the file: the replacement lines of a CRLF
+file get CRLF, and a missing final newline stays missing unless the edit reaches the last line.
 """
 
 from __future__ import annotations
 
 from swe_aci.aci.config import ACIConfig
-from swe_aci.aci.lint import Linter, LintError, introduced_errors
+from swe_aci.aci.lint import Linter, LintError, LintUnavailable, introduced_errors
 from swe_aci.aci.viewer import NUMBER, CommandError, Viewer
 from swe_aci.aci.window import FileText, join_lines, render
 
@@ -25,16 +28,13 @@ class Editor:
         self.viewer = viewer
         self.lint = config.lint
         self.linter = Linter(config.lint_select)
+        self.max_bytes = config.edit_max_bytes
 
     def edit(self, args: tuple[str, ...], body: tuple[str, ...] | None) -> str:
         if self.viewer.path is None:
             raise CommandError("No file open. Use the `open` command first.")
         start, end = self._range(args[0] if args else "")
-        original = self.viewer.current()
-        if original.binary:
-            raise CommandError(
-                f"Error: {original.path} is binary or not valid UTF-8 text; it cannot be edited."
-            )
+        original = self._read(self.viewer.path)
         if start > original.total + 1:
             raise CommandError(
                 f"{USAGE}\nError: start_line must be less than or equal to {original.total + 1} "
@@ -42,13 +42,26 @@ class Editor:
             )
         end = min(end, original.total)
         replacement = list(body or ())
-        lines = [*original.lines[: start - 1], *replacement, *original.lines[end:]]
+        if original.crlf:
+            replacement = [line if line.endswith("\r") else line + "\r" for line in replacement]
+        head, tail = list(original.lines[: start - 1]), original.lines[end:]
+        if original.crlf and not original.final_newline and start == original.total + 1:
+            head[-1] += "\r"  # appending after an unterminated last line: it gets CR LF too
+        lines = [*head, *replacement, *tail]
         edited = FileText(original.path, tuple(lines))
         content = join_lines(lines)
         if self.lint and original.path.endswith(".py"):
-            errors = self._new_errors(original, content, start, end, len(replacement))
+            try:
+                errors = self._new_errors(original, content, start, end, len(replacement))
+            except LintUnavailable as error:
+                raise CommandError(
+                    "Your edit has NOT been applied: the syntax check of Python files could not "
+                    f"run ({error}). The file is unchanged."
+                ) from error
             if errors:
                 return _rejection(errors, original, edited, start, end, len(replacement))
+        if not original.final_newline and tail:
+            content = content[:-1]  # the edit did not reach the last line: keep it unterminated
         try:
             self.viewer.env.write_file(original.path, content.encode("utf-8"))
         except OSError as error:
@@ -56,6 +69,22 @@ class Editor:
                 f"Error: cannot write {original.path}: {error.strerror or error}"
             ) from error
         return self.viewer.show(edited, start - 1) + "\n" + UPDATED
+
+    def _read(self, path: str) -> FileText:
+        """The open file as text, refused when it is binary or larger than the editor handles
+        (checked before it is split into lines)."""
+        data = self.viewer.read_bytes(path)
+        if len(data) > self.max_bytes:
+            raise CommandError(
+                f"Error: {path} is {len(data)} bytes, more than the edit command handles "
+                f"({self.max_bytes} bytes). Change it with shell commands instead (e.g. sed -i)."
+            )
+        text = FileText.decode(path, data)
+        if text.binary:
+            raise CommandError(
+                f"Error: {path} is binary or not valid UTF-8 text; it cannot be edited."
+            )
+        return text
 
     @staticmethod
     def _range(spec: str) -> tuple[int, int]:

@@ -7,16 +7,18 @@ else goes to the environment's persistent shell.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
+from swe_aci.aci.blocklist import Blocklist
+from swe_aci.aci.commands import BY_NAME
 from swe_aci.aci.config import ACIConfig
-from swe_aci.aci.docs import ArgumentDoc, CommandDoc, command_doc
+from swe_aci.aci.docs import ArgumentDoc, CommandDoc
 from swe_aci.aci.editor import Editor
+from swe_aci.aci.iterative import IterativeSearch
 from swe_aci.aci.parsing import ActionFormatError, CommandStep, ShellStep, Step, split_action
 from swe_aci.aci.search import CommandTimedOut, Search
-from swe_aci.aci.shellwords import simple_commands
+from swe_aci.aci.shellwords import invocations, simple_commands
 from swe_aci.aci.submit import submission
 from swe_aci.aci.viewer import CommandError, Viewer
 from swe_aci.env.base import Environment
@@ -51,51 +53,40 @@ class ACI:
         self.config = config or ACIConfig()
         self.hidden_patch = hidden_patch
         self.viewer = Viewer(env, self.config)
-        editor = Editor(self.viewer, self.config)
-        search = Search(self.viewer, self.config)
-        handlers: dict[str, Callable[[tuple[str, ...], tuple[str, ...] | None], str]] = {
-            "open": lambda args, _: self.viewer.open(args),
-            "goto": lambda args, _: self.viewer.goto(args),
-            "scroll_down": lambda args, _: self.viewer.scroll_down(args),
-            "scroll_up": lambda args, _: self.viewer.scroll_up(args),
-            "create": lambda args, _: self.viewer.create(args),
-            "edit": editor.edit,
-            "search_file": lambda args, _: search.search_file(args),
-            "search_dir": lambda args, _: search.search_dir(args),
-            "find_file": lambda args, _: search.find_file(args),
-        }
-        self._handlers = {name: handlers[name] for name in self.config.commands if name in handlers}
-        self._blocked = [entry.split() for entry in self.config.interactive_blocklist]
-        self._standalone = [entry.split() for entry in self.config.standalone_blocklist]
+        self.editor = Editor(self.viewer, self.config)
+        self.search = Search(self.viewer, self.config)
+        self.iterative = IterativeSearch(self.viewer, self.search, self.config)
+        self._commands = {name: BY_NAME[name] for name in self.config.commands}
+        self._syntax = {name: command.syntax for name, command in self._commands.items()}
+        self._unavailable = frozenset(BY_NAME) - set(self._commands)
+        self._blocklist = Blocklist(
+            self.config.interactive_blocklist, self.config.standalone_blocklist
+        )
 
     def command_docs(self) -> list[CommandDoc]:
         """The enabled commands in config order (plain shell commands need no entry)."""
-        return [command_doc(name, self.config.window) for name in self.config.commands]
+        return [command.doc(self.config) for command in self._commands.values()]
 
     def check(self, action: str) -> ActionProblem | None:
         try:
-            steps = split_action(action, self.config.commands)
+            steps = split_action(action, self._syntax)
         except ActionFormatError as error:
             return ActionProblem("format", str(error))
         return self._refusal(steps)
 
     def execute(self, action: str) -> Observation:
         try:
-            steps = split_action(action, self.config.commands)
+            steps = split_action(action, self._syntax)
         except ActionFormatError as error:
             return Observation(output=str(error))
         problem = self._refusal(steps)
         if problem is not None:
             return Observation(output=problem.message)
         outputs: list[str] = []
-        succeeded = True
         for step in steps:
-            if (step.connector == "&&" and not succeeded) or (step.connector == "||" and succeeded):
-                continue
-            if isinstance(step, CommandStep) and step.name == "submit":
-                patch = self.submission()
-                return Observation(output=patch, submission=patch, done=True)
-            output, succeeded, timed_out = self._run_step(step)
+            output, timed_out = self._run_step(step)
+            if isinstance(step, CommandStep) and self._commands[step.name].ends_episode:
+                return Observation(output=output, submission=output, done=True)
             outputs.append(output)
             if timed_out:
                 return Observation(output=_join(outputs), timed_out=True)
@@ -110,19 +101,19 @@ class ACI:
 
     # -- internals -------------------------------------------------------------------------
 
-    def _run_step(self, step: Step) -> tuple[str, bool, bool]:
-        """(output, succeeded, timed out) of one step."""
+    def _run_step(self, step: Step) -> tuple[str, bool]:
+        """(output, timed out) of one step."""
         if isinstance(step, CommandStep):
             try:
-                return self._handlers[step.name](step.args, step.body), True, False
+                return self._commands[step.name].run(self, step), False
             except CommandError as error:
-                return str(error), False, False
+                return str(error), False
             except CommandTimedOut as timeout:
-                return self._timed_out(timeout.args[0] if timeout.args else ""), False, True
+                return self._timed_out(timeout.args[0] if timeout.args else ""), True
         result = self.env.run(step.text, timeout=self.config.command_timeout)
         if result.timed_out:
-            return self._timed_out(result.output), False, True
-        return result.output, result.exit_code == 0, False
+            return self._timed_out(result.output), True
+        return result.output, False
 
     def _timed_out(self, partial: str) -> str:
         notice = self.config.timeout_message.format(timeout=self.config.command_timeout)
@@ -132,23 +123,15 @@ class ACI:
         for step in steps:
             if not isinstance(step, ShellStep):
                 continue
+            entry = self._blocklist.match(step.tokens)
+            if entry is not None:
+                return ActionProblem("blocked", self.config.blocked_message.format(command=entry))
             for words, piped in simple_commands(list(step.tokens)):
-                entry = self._blocked_entry(words, piped)
-                if entry is not None:
-                    return ActionProblem(
-                        "blocked", self.config.blocked_message.format(command=entry)
-                    )
-        return None
-
-    def _blocked_entry(self, words: list[str], piped: bool) -> str | None:
-        for entry in self._blocked:
-            options = entry[1:]
-            if words[:1] == entry[:1] and all(option in words[1:] for option in options):
-                return " ".join(entry)
-        if not piped:
-            for entry in self._standalone:
-                if words == entry:
-                    return " ".join(entry)
+                for command, _ in invocations(words, piped):
+                    if command[0] in self._unavailable:
+                        return ActionProblem(
+                            "blocked", self.config.unavailable_message.format(command=command[0])
+                        )
         return None
 
 

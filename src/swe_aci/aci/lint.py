@@ -1,6 +1,8 @@
 """The edit guardrail's linter: flake8 run in-process on in-memory text.
 
-flake8 is imported on first use. Its plugins and options are loaded once per selection
+flake8 is imported on first use. This module drives flake8's checker classes directly (no public
+API lints text in memory), so pyproject.toml pins the flake8 major version they were written for.
+If flake8 fails, `LintUnavailable` is raised: the guardrail fails closed. Its plugins and options are loaded once per selection
 (`--isolated`, so no configuration file of the host or the repository changes the result).
 When the selection only holds the guardrail's codes, only the checks that can produce them run
 (pyflakes for F..., pycodestyle's indentation check for E11x; E999/E902 come from parsing), which
@@ -12,7 +14,6 @@ from __future__ import annotations
 import functools
 import hashlib
 import io
-import logging
 import re
 import threading
 from collections import OrderedDict
@@ -23,11 +24,13 @@ if TYPE_CHECKING:
 
     from flake8.plugins.finder import Checkers
 
-logger = logging.getLogger(__name__)
-
 INDENTATION_CODE = re.compile(r"E11\d")
 PARSE_CODES = ("E999", "E902")
 CACHE_SIZE = 32
+
+
+class LintUnavailable(Exception):
+    """flake8 could not check the text; the message names the failure in one line."""
 
 
 class LintError(NamedTuple):
@@ -87,7 +90,16 @@ def introduced_errors(
 
 
 def run_flake8(text: str, filename: str, select: tuple[str, ...]) -> tuple[LintError, ...]:
-    """The selected flake8 errors of `text`, sorted by position; `# noqa` comments are honoured."""
+    """The selected flake8 errors of `text`, sorted by position; `# noqa` comments are honoured.
+    Raises LintUnavailable when flake8 itself fails (a crashing plugin, a broken install)."""
+    try:
+        return _flake8_errors(text, filename, select)
+    except Exception as error:
+        first = str(error).strip().splitlines()[0][:200] if str(error).strip() else ""
+        raise LintUnavailable(f"flake8 failed: {type(error).__name__}: {first}") from error
+
+
+def _flake8_errors(text: str, filename: str, select: tuple[str, ...]) -> tuple[LintError, ...]:
     from flake8.checker import FileChecker
     from flake8.processor import FileProcessor
     from flake8.violation import Violation
@@ -99,13 +111,9 @@ def run_flake8(text: str, filename: str, select: tuple[str, ...]) -> tuple[LintE
         def _make_processor(self) -> FileProcessor:
             return FileProcessor(self.filename, self.options, lines=lines)
 
-    try:
-        _, results, _ = InMemoryChecker(
-            filename=filename, plugins=checkers, options=options
-        ).run_checks()
-    except Exception:  # a crashing plugin must not block editing
-        logger.warning("flake8 failed on %s; the edit is not linted", filename, exc_info=True)
-        return ()
+    _, results, _ = InMemoryChecker(
+        filename=filename, plugins=checkers, options=options
+    ).run_checks()
     found = set()
     for code, line, column, message, physical_line in results:
         if not code.startswith(select):

@@ -1,22 +1,20 @@
 """Cutting an action into steps: ACI commands and chunks of shell text, in order.
 
-A line whose first word is an enabled ACI command is that command (`edit` takes the following
-lines up to `end_of_edit`); runs of other lines are one shell chunk. A line that chains an ACI
-command with `;`, `&&` or `||` (`cd src && open x.py`) is cut at those operators. Lines inside a
-heredoc, a multi-line string or a continued line are shell text, whatever their first word.
+A line whose first word is an enabled ACI command is that command (a multi-line command such as
+`edit` takes the following lines up to its terminator); runs of other lines are one shell chunk.
+Lines inside a heredoc, a multi-line string or a continued line are shell text, whatever their
+first word. ACI commands are not shell programs: one used in a pipe, chained with `;`, `&&` or
+`||`, inside a compound command, redirected, prefixed with `VAR=value` or given more arguments
+than its signature has is a format error whose one line says how the commands are used.
 """
 
 from __future__ import annotations
 
 import shlex
-from collections.abc import Collection
+from collections.abc import Mapping
 from dataclasses import dataclass
 
-from swe_aci.aci.shellwords import KEYWORDS, SEPARATORS, LexState, Token, lex_line
-
-EDIT = "edit"
-END_OF_EDIT = "end_of_edit"
-EDIT_LAYOUT = "edit <start_line>:<end_line>\n<replacement_text>\nend_of_edit"
+from swe_aci.aci.shellwords import LexState, Token, invocations, lex_line, simple_commands
 
 
 class ActionFormatError(Exception):
@@ -24,26 +22,46 @@ class ActionFormatError(Exception):
 
 
 @dataclass(frozen=True)
+class Syntax:
+    """How a command is written: its usage line, its most arguments, its terminator line."""
+
+    usage: str  # the first line of the signature, e.g. `open <path> [<line_number>]`
+    layout: str  # the whole signature (a multi-line command's body and terminator included)
+    end_name: str | None = None
+
+    @property
+    def max_args(self) -> int:
+        return len(self.usage.split()) - 1
+
+
+@dataclass(frozen=True)
 class ShellStep:
     text: str
     tokens: tuple[Token, ...] = ()
-    connector: str = "\n"  # how it follows the previous step: "\n", ";", "&&" or "||"
 
 
 @dataclass(frozen=True)
 class CommandStep:
     name: str
     args: tuple[str, ...]
-    body: tuple[str, ...] | None = None  # the replacement lines of an edit
-    connector: str = "\n"
+    body: tuple[str, ...] | None = None  # the lines of a multi-line command (an edit's text)
 
 
 Step = ShellStep | CommandStep
 
 
-def split_action(action: str, commands: Collection[str]) -> list[Step]:
-    """The steps of an action. Raises ActionFormatError for a malformed multi-line form."""
+def misuse(syntax: Syntax) -> str:
+    return (
+        f"Interface commands run alone on their line, as `{syntax.usage}` (quote an argument "
+        "that holds spaces): not in a pipe, not chained with ;, && or ||, not inside a compound "
+        "command, not redirected, not after VAR=value, with no extra arguments."
+    )
+
+
+def split_action(action: str, commands: Mapping[str, Syntax]) -> list[Step]:
+    """The steps of an action. Raises ActionFormatError for a malformed or misused command."""
     lines = action.split("\n")
+    terminators = {s.end_name: name for name, s in commands.items() if s.end_name}
     steps: list[Step] = []
     shell_lines: list[str] = []
     shell_tokens: list[Token] = []
@@ -51,6 +69,7 @@ def split_action(action: str, commands: Collection[str]) -> list[Step]:
 
     def flush_shell() -> None:
         if any(line.strip() for line in shell_lines):
+            _refuse_embedded(shell_tokens, commands)
             steps.append(ShellStep("\n".join(shell_lines), tuple(shell_tokens)))
         shell_lines.clear()
         shell_tokens.clear()
@@ -62,23 +81,21 @@ def split_action(action: str, commands: Collection[str]) -> list[Step]:
             probe = LexState()
             tokens = lex_line(line, probe)
             first = _first_word(tokens)
-            if first == EDIT and EDIT in commands:
+            if first in commands:
                 flush_shell()
-                index = _take_edit(lines, index, tokens, steps)
+                index = _take_command(lines, index, tokens, probe, first, commands[first], steps)
                 continue
-            if first == END_OF_EDIT and EDIT in commands:
+            if first in terminators:
+                _refuse_embedded(shell_tokens, commands)
+                name = terminators[first]
+                article = "an" if name[0] in "aeiou" else "a"
                 raise ActionFormatError(
-                    f"`{END_OF_EDIT}` without an edit command before it. The edit layout is:\n"
-                    f"{EDIT_LAYOUT}"
+                    f"`{first}` without {article} {name} command before it. The {name} layout "
+                    f"is:\n{commands[name].layout}"
                 )
-            pieces = _pieces(line, tokens, probe)
-            if any(_first_word(piece_tokens) in commands for _, _, piece_tokens in pieces):
-                flush_shell()
-                steps.extend(_piece_steps(pieces, commands))
-            else:
-                shell_lines.append(line)
-                shell_tokens.extend(tokens)
-                state = probe
+            shell_lines.append(line)
+            shell_tokens.extend(tokens)
+            state = probe
             index += 1
             continue
         shell_lines.append(line)
@@ -88,57 +105,39 @@ def split_action(action: str, commands: Collection[str]) -> list[Step]:
     return steps
 
 
-def _take_edit(lines: list[str], index: int, tokens: list[Token], steps: list[Step]) -> int:
-    """Append the edit starting at lines[index]; return the index after its terminator."""
+def _take_command(
+    lines: list[str],
+    index: int,
+    tokens: list[Token],
+    after: LexState,
+    name: str,
+    syntax: Syntax,
+    steps: list[Step],
+) -> int:
+    """Append the command starting at lines[index]; return the index of the line after it."""
+    args = _arguments(lines[index], name)
+    simple = all(token.kind == "word" for token in tokens[:-1]) and tokens[-1].text == "\n"
+    if not simple or not after.at_command_start or len(args) > syntax.max_args:
+        raise ActionFormatError(misuse(syntax))
+    if syntax.end_name is None:
+        steps.append(CommandStep(name, args))
+        return index + 1
     for end in range(index + 1, len(lines)):
-        if lines[end].strip() == END_OF_EDIT:
-            args = _arguments(lines[index], EDIT)
-            steps.append(CommandStep(EDIT, args, tuple(lines[index + 1 : end])))
+        if lines[end].strip() == syntax.end_name:
+            steps.append(CommandStep(name, args, tuple(lines[index + 1 : end])))
             return end + 1
     raise ActionFormatError(
-        "The edit command has no terminating `end_of_edit` line. The edit layout is:\n"
-        f"{EDIT_LAYOUT}"
+        f"The {name} command has no terminating `{syntax.end_name}` line. The {name} layout is:\n"
+        f"{syntax.layout}"
     )
 
 
-def _pieces(line: str, tokens: list[Token], after: LexState) -> list[tuple[str, str, list[Token]]]:
-    """The line cut at top-level `;`, `&&`, `||` as (connector, text, tokens); the whole line
-    when it holds a compound command or does not end at top level."""
-    whole = [("\n", line, tokens)]
-    if not after.at_command_start or any(
-        token.kind == "op" and token.text in ("(", "$(") for token in tokens
-    ):
-        return whole
-    pieces: list[tuple[str, str, list[Token]]] = []
-    connector, start = "\n", 0
-    current: list[Token] = []
-    for token in tokens:
-        if token.kind == "op" and token.text in SEPARATORS:
-            pieces.append((connector, line[start : token.start], current))
-            connector, start, current = token.text, token.end, []
-        else:
-            current.append(token)
-    pieces.append((connector, line[start:], current))
-    if any(_first_word(piece_tokens) in KEYWORDS for _, _, piece_tokens in pieces):
-        return whole
-    return [piece for piece in pieces if piece[1].strip()]
-
-
-def _piece_steps(
-    pieces: list[tuple[str, str, list[Token]]], commands: Collection[str]
-) -> list[Step]:
-    steps: list[Step] = []
-    for connector, text, tokens in pieces:
-        name = _first_word(tokens)
-        if name is None or name not in commands:
-            steps.append(ShellStep(text.strip(), tuple(tokens), connector=connector))
-            continue
-        if name == EDIT:
-            raise ActionFormatError(
-                "An edit command must start its own line. The edit layout is:\n" + EDIT_LAYOUT
-            )
-        steps.append(CommandStep(name, _arguments(text, name), connector=connector))
-    return steps
+def _refuse_embedded(tokens: list[Token], commands: Mapping[str, Syntax]) -> None:
+    """Shell text that runs an ACI command anywhere (`ls | open x`, `X=1 open x`, `env open x`)."""
+    for words, _ in simple_commands(tokens):
+        for command, _ in invocations(words):
+            if command[0] in commands:
+                raise ActionFormatError(misuse(commands[command[0]]))
 
 
 def _arguments(text: str, name: str) -> tuple[str, ...]:

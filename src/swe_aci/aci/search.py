@@ -64,29 +64,15 @@ class Search:
         )
 
     def search_dir(self, args: tuple[str, ...]) -> str:
-        if len(args) not in (1, 2) or not args[0]:
+        if not args or not args[0]:
             raise CommandError("Usage: search_dir <search_term> [<dir>]")
         term = args[0]
         directory = self.viewer.resolve(args[1] if len(args) == 2 else ".")
-        # grep without a file operand searches the working directory: an operand would itself be
-        # subject to --exclude-dir (so "." or a path below a hidden directory would find nothing).
-        lister = (
-            f"(CDPATH= cd -- {shlex.quote(directory)} && grep -rIcF --exclude-dir='.*' "
-            f"--exclude='.*' -e {shlex.quote(term)} 2>/dev/null) | grep -v ':0$'"
-        )
-        count, rows = self._capped(directory, lister)
+        count, hits = self.matching_files(term, directory)
         if count == 0:
             return f'No matches found for "{term}" in {directory}'
         if count > self.cap:
-            return (
-                f'More than {count} files matched for "{term}" in {directory}. '
-                "Please narrow your search."
-            )
-        hits = []
-        for row in rows:
-            relative, _, matches = row.rpartition(":")
-            hits.append((posixpath.join(directory, relative), int(matches)))
-        hits.sort()
+            return self.too_many_files(count, term, directory)
         return "\n".join(
             [
                 f'Found {sum(m for _, m in hits)} matches for "{term}" in {directory}:',
@@ -95,8 +81,31 @@ class Search:
             ]
         )
 
+    def matching_files(self, term: str, directory: str) -> tuple[int, list[tuple[str, int]]]:
+        """How many files under `directory` hold `term` (hidden and binary files skipped), and
+        when that is at most the cap, each one's absolute path and matching-line count, sorted."""
+        # grep without a file operand searches the working directory: an operand would itself be
+        # subject to --exclude-dir (so "." or a path below a hidden directory would find nothing).
+        lister = (
+            f"(CDPATH= cd -- {shlex.quote(directory)} && grep -rIcF --exclude-dir='.*' "
+            f"--exclude='.*' -e {shlex.quote(term)} 2>/dev/null) | grep -v ':0$'"
+        )
+        count, rows = self._capped(directory, lister)
+        hits = []
+        for row in rows:
+            relative, _, matches = row.rpartition(":")
+            hits.append((posixpath.join(directory, relative), int(matches)))
+        return count, sorted(hits)
+
+    @staticmethod
+    def too_many_files(count: int, term: str, directory: str) -> str:
+        return (
+            f'More than {count} files matched for "{term}" in {directory}. '
+            "Please narrow your search."
+        )
+
     def find_file(self, args: tuple[str, ...]) -> str:
-        if len(args) not in (1, 2) or not args[0]:
+        if not args or not args[0]:
             raise CommandError("Usage: find_file <file_name> [<dir>]")
         name = args[0]
         directory = self.viewer.resolve(args[1] if len(args) == 2 else ".")

@@ -209,3 +209,88 @@ def simple_commands(tokens: list[Token]) -> list[tuple[list[str], bool]]:
     if words:
         commands.append((words, piped))
     return commands
+
+
+# Programs that run the command given in their arguments: name -> (options that take a value,
+# positional arguments before the command). `command -v`/`-V` only look a program up.
+WRAPPERS: dict[str, tuple[frozenset[str], int]] = {
+    "env": (frozenset({"-u", "--unset", "-C", "--chdir", "-S", "--split-string"}), 0),
+    "command": (frozenset(), 0),
+    "builtin": (frozenset(), 0),
+    "exec": (frozenset({"-a"}), 0),
+    "sudo": (frozenset({"-u", "--user", "-g", "--group", "-p", "--prompt", "-C", "-D", "-r",
+                        "-t", "-U", "-T", "--chdir", "--role", "--type", "--other-user"}), 0),
+    "doas": (frozenset({"-u", "-C"}), 0),
+    "xargs": (frozenset({"-a", "--arg-file", "-d", "--delimiter", "-E", "-I", "-L", "-n",
+                         "--max-args", "-P", "--max-procs", "-s", "--max-chars"}), 0),
+    "nice": (frozenset({"-n", "--adjustment"}), 0),
+    "ionice": (frozenset({"-c", "--class", "-n", "--classdata"}), 0),
+    "time": (frozenset({"-f", "--format", "-o", "--output"}), 0),
+    "timeout": (frozenset({"-s", "--signal", "-k", "--kill-after"}), 1),
+    "stdbuf": (frozenset({"-i", "-o", "-e", "--input", "--output", "--error"}), 0),
+    "setsid": (frozenset(), 0),
+    "nohup": (frozenset(), 0),
+}  # fmt: skip
+SHELLS = frozenset({"bash", "sh", "dash", "zsh", "ksh"})
+MAX_NESTING = 8
+
+
+def invocations(
+    words: list[str], piped: bool = False, depth: int = 0
+) -> list[tuple[list[str], bool]]:
+    """Every command a simple command runs, as (words, fed by a pipe): itself, what its wrappers
+    run (`env vi x`, `sudo -u me nano`, `xargs vi`, `timeout 5 vim`), and the simple commands of
+    a script given to `bash -c` / `sh -c` / `eval`."""
+    found: list[tuple[list[str], bool]] = []
+    current = words
+    for _ in range(MAX_NESTING):
+        if not current:
+            break
+        found.append((current, piped))
+        name = current[0].rpartition("/")[2]
+        if name in SHELLS or name == "eval":
+            script = " ".join(current[1:]) if name == "eval" else _shell_script(current[1:])
+            if script is not None and depth < MAX_NESTING:
+                state = LexState()
+                tokens = [token for line in script.split("\n") for token in lex_line(line, state)]
+                for inner, inner_piped in simple_commands(tokens):
+                    found.extend(invocations(inner, inner_piped, depth + 1))
+            break
+        if name not in WRAPPERS:
+            break
+        current = _wrapped(name, current[1:])
+    return found
+
+
+def _wrapped(name: str, args: list[str]) -> list[str]:
+    """The command a wrapper runs: its arguments after its own options and positionals."""
+    valued, positionals = WRAPPERS[name]
+    index = 0
+    while index < len(args):
+        arg = args[index]
+        if arg == "--":
+            index += 1
+            break
+        if arg.startswith("-") and len(arg) > 1:
+            if name == "command" and arg in ("-v", "-V"):
+                return []
+            index += 2 if arg in valued else 1
+        elif name == "env" and ASSIGNMENT.match(arg):
+            index += 1
+        elif positionals:
+            positionals -= 1
+            index += 1
+        else:
+            break
+    return args[index:]
+
+
+def _shell_script(args: list[str]) -> str | None:
+    """The script of `bash -c SCRIPT` (options such as -e, -lc allowed before it), else None."""
+    with_c = False
+    for arg in args:
+        if arg.startswith("-") and len(arg) > 1:
+            with_c = with_c or (not arg.startswith("--") and "c" in arg[1:])
+            continue
+        return arg if with_c else None
+    return None

@@ -26,10 +26,10 @@ class Viewer:
 
     def __init__(self, env: Environment, config: ACIConfig) -> None:
         self.env = env
-        self.window = config.window
-        self.step = config.window - config.overlap
+        self.window = config.window  # None: whole files
+        self.step = (config.window or 0) - config.overlap
         self.path: str | None = None
-        self.centre = config.window // 2
+        self.centre = (config.window or 0) // 2
 
     # -- helpers shared with the editor and search -----------------------------------------
 
@@ -38,8 +38,11 @@ class Viewer:
         return posixpath.normpath(posixpath.join(self.env.cwd, path))
 
     def read(self, path: str) -> FileText:
+        return FileText.decode(path, self.read_bytes(path))
+
+    def read_bytes(self, path: str) -> bytes:
         try:
-            data = self.env.read_file(path)
+            return self.env.read_file(path)
         except (FileNotFoundError, NotADirectoryError) as error:
             raise CommandError(f"File {path} not found") from error
         except IsADirectoryError as error:
@@ -49,7 +52,6 @@ class Viewer:
             ) from error
         except OSError as error:
             raise CommandError(f"Error: cannot read {path}: {error.strerror or error}") from error
-        return FileText.decode(path, data)
 
     def current(self) -> FileText:
         if self.path is None:
@@ -73,7 +75,7 @@ class Viewer:
             )
         text = self.read(self.resolve(args[0]))
         warnings: list[str] = []
-        centre = self.window // 2
+        centre = (self.window or 0) // 2
         if line is not None:
             number = int(line)
             if number > text.total:
@@ -95,8 +97,6 @@ class Viewer:
         return "\n".join([*warnings, self.show(text, centre)])
 
     def goto(self, args: tuple[str, ...]) -> str:
-        if len(args) > 1:
-            raise CommandError("goto allows only one line number at a time.")
         text = self.current()
         if not args or not args[0]:
             raise CommandError("Usage: goto <line>")

@@ -21,6 +21,13 @@ class FileText:
     lines: tuple[str, ...]
     binary: bool = False
     binary_line_count: int = 0
+    final_newline: bool = True  # False when the last line has no newline
+
+    @property
+    def crlf(self) -> bool:
+        """Whether every line that ends with a newline ends with CR LF (and at least one does)."""
+        ended = self.lines if self.final_newline else self.lines[:-1]
+        return bool(ended) and all(line.endswith("\r") for line in ended)
 
     @property
     def total(self) -> int:
@@ -39,7 +46,7 @@ class FileText:
         if binary:
             count = data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
             return cls(path, (), binary=True, binary_line_count=count)
-        return cls(path, tuple(split_lines(text)))
+        return cls(path, tuple(split_lines(text)), final_newline=not text or text.endswith("\n"))
 
 
 def split_lines(text: str) -> list[str]:
@@ -57,31 +64,44 @@ def join_lines(lines: list[str] | tuple[str, ...]) -> str:
     return "".join(line + "\n" for line in lines)
 
 
-def constrain(centre: int, total: int, window: int) -> int:
+def constrain(centre: int, total: int, window: int | None) -> int:
+    if window is None:
+        return centre
     half = window // 2
     return max(min(centre, total - half), half)
 
 
-def visible_range(total: int, centre: int, window: int) -> tuple[int, int]:
-    """First and last visible line (1-based, inclusive; last < first when nothing is shown)."""
+def visible_range(total: int, centre: int, window: int | None) -> tuple[int, int]:
+    """First and last visible line (1-based, inclusive; last < first when nothing is shown).
+    A window of None shows the whole file."""
+    if window is None:
+        return 1, total
     centre = constrain(centre, total, window)
     last = min(total, max((2 * centre + window) // 2, window // 2))
     first = max(1, last - window + 1)
     return first, last
 
 
-def centre_for_line(line: int, window: int) -> int:
+def centre_for_line(line: int, window: int | None) -> int:
     """The centre that puts `line` on row floor(W/6) (row 16 of 100), as `open f N` / `goto N`."""
+    if window is None:
+        return line
     return max(line + window // 2 - window // 6, 1)
 
 
-def render(text: FileText, centre: int, window: int) -> str:
+def render(text: FileText, centre: int, window: int | None) -> str:
     """The viewer layout: header, `(A more lines above)`, `n:line` rows, `(B more lines below)`."""
+    if text.binary:
+        return render_range(text, 1, 0)
+    return render_range(text, *visible_range(text.total, centre, window))
+
+
+def render_range(text: FileText, first: int, last: int) -> str:
+    """The viewer layout showing lines first..last."""
     out = [f"[File: {text.path} ({text.total} lines total)]"]
     if text.binary:
         out.append(BINARY_NOTICE)
         return "\n".join(out)
-    first, last = visible_range(text.total, centre, window)
     if first > 1:
         out.append(f"({first - 1} more lines above)")
     out.extend(f"{number}:{text.lines[number - 1]}" for number in range(first, last + 1))

@@ -1,7 +1,8 @@
-"""The agent layer: config, templates, response parsing, history processing, the loop, and the
-trajectory files it writes."""
+"""The agent layer: config sections, templates, response parsing, history processing, the loop,
+and the trajectory files it writes. The whole episode config is `swe_aci.episode.EpisodeConfig`."""
 
-from swe_aci.agent.config import AgentConfig, ConfigError, EpisodeConfig, load_config
+from swe_aci.agent.config import AgentConfig, ConfigError
+from swe_aci.agent.exits import Interrupted
 from swe_aci.agent.loop import Agent, EpisodeResult, StepRecord
 from swe_aci.agent.trajectory import TrajectoryError, load_trajectory
 
@@ -9,10 +10,9 @@ __all__ = [
     "Agent",
     "AgentConfig",
     "ConfigError",
-    "EpisodeConfig",
     "EpisodeResult",
+    "Interrupted",
     "StepRecord",
     "TrajectoryError",
-    "load_config",
     "load_trajectory",
 ]

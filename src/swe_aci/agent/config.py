@@ -1,30 +1,30 @@
-"""The episode config: one YAML file governs templates, commands, history, parser, limits, model
-and environment. Every ablation of the paper is a config file, not a code path.
+"""The agent's config sections and the machinery of config files: YAML layering (`extends:`),
+`key.path=value` overrides, built-in configs by name, one-line validation errors.
 
-The built-in configs (`default`, `shell_only`) live in the repository's `configs/` directory; an
-installed wheel carries them as `swe_aci/configs/` (with the demonstration under
-`swe_aci/examples/demo/`, so the relative path in the config works in both layouts).
+The whole episode config (agent, aci, model, env) and `load_config` are in `swe_aci.episode`.
+The built-in configs (`default`, `shell_only`, `ablations/...`) live in the repository's
+`configs/` directory; an installed wheel carries them as `swe_aci/configs/` (with the
+demonstration under `swe_aci/examples/demo/`, so the relative path in the config works in both
+layouts).
 """
 
 from __future__ import annotations
 
 import importlib.resources
-from collections.abc import Sequence
+import re
 from pathlib import Path
 from typing import Any
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from swe_aci.aci import ACIConfig
 from swe_aci.agent.history import HistoryConfig
 from swe_aci.agent.parsing import ParserName
 from swe_aci.agent.templates import TemplatesConfig, template_problems
-from swe_aci.agent.trajectory import TrajectoryError, load_trajectory
-from swe_aci.env.config import EnvConfig
-from swe_aci.models.config import ModelConfig
 
 DEFAULT_CONFIG_NAME = "default"
+BUILTIN_GROUPS = ("", "ablations")  # subdirectories of the built-in config directory
+BUILTIN_NAME = re.compile(r"[\w-]+(/[\w-]+)?")
 
 
 class ConfigError(Exception):
@@ -32,7 +32,8 @@ class ConfigError(Exception):
 
 
 class LimitsConfig(BaseModel):
-    """When an episode stops on its own. 0 disables a limit. (The command timeout is env's.)"""
+    """When an episode stops on its own, and how much it may submit. 0 disables a limit.
+    (The timeout of one command is `aci.command_timeout`.)"""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -41,6 +42,9 @@ class LimitsConfig(BaseModel):
     wall_time: float = Field(0.0, ge=0, description="seconds for the episode; exit_time_limit")
     max_format_errors: int = Field(
         3, ge=1, description="malformed or refused replies in a row; exit_format"
+    )
+    max_submission_bytes: int = Field(
+        5_000_000, ge=0, description="a larger diff is not submitted (a note says why)"
     )
 
 
@@ -65,17 +69,6 @@ class AgentConfig(BaseModel):
         return self
 
 
-class EpisodeConfig(BaseModel):
-    """Everything one episode needs besides the repository and the issue."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    agent: AgentConfig
-    aci: ACIConfig = Field(default_factory=ACIConfig)
-    model: ModelConfig = Field(default_factory=ModelConfig)
-    env: EnvConfig = Field(default_factory=EnvConfig)
-
-
 def builtin_config_dir() -> Path:
     """The packaged `swe_aci/configs/` when installed from a wheel, else the checkout's `configs/`."""
     packaged = Path(str(importlib.resources.files("swe_aci") / "configs"))
@@ -85,36 +78,27 @@ def builtin_config_dir() -> Path:
 
 
 def resolve_config_path(path: str | Path | None) -> Path:
-    """A path as given, or a built-in config by bare name (`shell_only`); None is the default."""
+    """A path as given, or a built-in config by name (`shell_only`, `ablations/window_30`);
+    None is the default."""
     if path is None:
         return builtin_config_dir() / f"{DEFAULT_CONFIG_NAME}.yaml"
     candidate = Path(path).expanduser()
-    if candidate.exists() or len(candidate.parts) > 1 or candidate.suffix:
+    if candidate.exists() or candidate.suffix or not BUILTIN_NAME.fullmatch(str(path)):
         return candidate
-    builtin = builtin_config_dir() / f"{candidate}.yaml"
+    builtin = builtin_config_dir() / f"{path}.yaml"
     return builtin if builtin.is_file() else candidate
 
 
-def load_config(path: str | Path | None = None, overrides: Sequence[str] = ()) -> EpisodeConfig:
-    """Read a YAML config, apply `key.path=value` overrides (values parsed as YAML), validate.
-
-    Demonstration paths in the file are relative to the file's directory; paths given in an
-    override are relative to the current directory. Raises ConfigError (one line).
-    """
-    config_path = resolve_config_path(path)
-    data = read_layered(config_path, seen=())
-    for override in overrides:
-        apply_override(data, override)
-    try:
-        config = EpisodeConfig.model_validate(data)
-    except ValidationError as error:
-        raise ConfigError(f"config {config_path}: {describe_validation_error(error)}") from None
-    for demonstration in config.agent.demonstrations:
-        try:
-            load_trajectory(demonstration)
-        except TrajectoryError as error:
-            raise ConfigError(f"config {config_path}: agent.demonstrations: {error}") from None
-    return config
+def builtin_configs() -> dict[str, str]:
+    """Each built-in config's name and the one-line `description` its own file gives."""
+    root = builtin_config_dir()
+    found = {}
+    for group in BUILTIN_GROUPS:
+        for path in sorted((root / group).glob("*.yaml")):
+            name = f"{group}/{path.stem}" if group else path.stem
+            description = read_yaml(path).get("description")
+            found[name] = description if isinstance(description, str) else ""
+    return found
 
 
 def read_layered(path: Path, seen: tuple[Path, ...]) -> dict[str, Any]:

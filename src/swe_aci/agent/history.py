@@ -70,15 +70,25 @@ def wire_message(message: Message) -> Message:
     return {key: message[key] for key in WIRE_KEYS if key in message}
 
 
-def process_history(history: list[Message], config: HistoryConfig) -> list[Message]:
-    """The messages to send: old observations collapsed, cache breakpoints marked, fresh dicts."""
+def process_history(
+    history: list[Message], config: HistoryConfig, placeholders: dict[int, str] | None = None
+) -> list[Message]:
+    """The messages to send: old observations collapsed, cache breakpoints marked, fresh dicts.
+
+    `placeholders` caches the placeholder of each elided position across calls on the same
+    (append-only) history, so a long episode does not recount the lines of every old observation
+    at every step.
+    """
     elided = elided_positions(history, config)
+    cache = {} if placeholders is None else placeholders
     query = []
     for index, message in enumerate(history):
         sent = wire_message(message)
         sent.pop("cache_breakpoint", None)
         if index in elided:
-            sent["content"] = omitted_placeholder(message)
+            if index not in cache:
+                cache[index] = omitted_placeholder(message)
+            sent["content"] = cache[index]
         query.append(sent)
     mark_cache_breakpoints(query, history, config.cache_breakpoints)
     return query

@@ -1,48 +1,44 @@
 """The agent loop: query the model, parse its action, run it through the ACI, record, repeat.
 
-Normative behaviour: ACI.md ("The model's response format", "Context management", "Episode
-end"). The trajectory is rewritten atomically after every step, so a run killed at any moment
-leaves a valid file holding the finished steps.
+Every step is appended to the trajectory journal as it finishes (see `agent/trajectory.py`), so a
+run killed at any moment leaves the finished steps readable; the `.traj` is written at the end,
+also when the episode is interrupted (Ctrl-C, SIGTERM, SIGHUP: exit status `exit_interrupted`).
 """
 
 from __future__ import annotations
 
+import logging
+import signal
 import time
-from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from swe_aci.aci import ACI
 from swe_aci.agent.config import AgentConfig
+from swe_aci.agent.exits import (
+    ESCAPING_ERRORS,
+    EXIT_REASONS,
+    INTERRUPTED,
+    SUBMITTED,
+    EpisodeExit,
+    Interrupted,
+    exit_for,
+)
 from swe_aci.agent.history import process_history
 from swe_aci.agent.parsing import FormatError, ParsedAction, make_parser
 from swe_aci.agent.templates import Templates, demonstration_text, render_command_docs
-from swe_aci.agent.trajectory import load_trajectory, write_json_atomic, write_predictions
-from swe_aci.models.base import (
-    ContextWindowExceeded,
-    Message,
-    Model,
-    ModelAPIError,
-    ModelAuthError,
-    ModelConfigError,
-    ModelError,
-    ModelReply,
-    ModelStats,
-    RepliesExhausted,
+from swe_aci.agent.trajectory import (
+    TrajectoryWriter,
+    is_valid_instance_id,
+    load_trajectory,
+    write_predictions,
 )
+from swe_aci.models.base import Message, Model, ModelReply, ModelStats
 from swe_aci.models.tools import assistant_message
 
-SUBMITTED = "submitted"
-EXIT_REASONS = {
-    "exit_cost": "cost limit",
-    "exit_context": "context window",
-    "exit_format": "format error",
-    "exit_api": "model API error",
-    "exit_error": "unexpected error",
-    "exit_step_limit": "step limit",
-    "exit_time_limit": "time limit",
-}
+logger = logging.getLogger(__name__)
 
 
 @dataclass
@@ -67,6 +63,8 @@ class EpisodeResult:
     submission: str
     stats: ModelStats
     trajectory_path: Path
+    error: str | None = None
+    error_trace: str | None = None  # set when the episode ended on an unexpected error
 
 
 @dataclass
@@ -76,16 +74,6 @@ class _Usage:
     input_tokens: int = 0
     output_tokens: int = 0
     cached_tokens: int = 0
-
-
-class _Exit(Exception):
-    """Ends the episode from deep inside a step with `status` (an EXIT_REASONS key)."""
-
-    def __init__(self, status: str, *, response: str = "", error: str | None = None) -> None:
-        super().__init__(status)
-        self.status = status
-        self.response = response
-        self.error = error
 
 
 @dataclass
@@ -100,10 +88,14 @@ class _Episode:
     state: dict[str, Any] = field(default_factory=dict)
     last_query: list[Message] = field(default_factory=list)
     usage: _Usage = field(default_factory=_Usage)
+    placeholders: dict[int, str] = field(default_factory=dict)  # of elided history messages
 
 
 class Agent:
-    """Runs one episode of `model` on an issue through `aci`, writing its trajectory as it goes."""
+    """Runs one episode of `model` on an issue through `aci`, writing its trajectory as it goes.
+
+    `environment` names the sandbox backend the ACI runs on (recorded in the trajectory).
+    """
 
     def __init__(
         self,
@@ -113,15 +105,20 @@ class Agent:
         *,
         output_dir: Path,
         instance_id: str,
+        environment: str,
         on_step: Callable[[StepRecord], None] | None = None,
     ) -> None:
+        if not is_valid_instance_id(instance_id):
+            raise ValueError(f"invalid instance id {instance_id!r}")
         self.config = config
         self.model = model
         self.aci = aci
         self.instance_id = instance_id
+        self.environment = environment
         self.on_step = on_step
         self.directory = Path(output_dir) / instance_id
         self.trajectory_path = self.directory / f"{instance_id}.traj"
+        self.writer = TrajectoryWriter(self.trajectory_path)
         self.docs = aci.command_docs()
         self.parser = make_parser(config.parser, self.docs)
         self.templates = Templates(config.templates)
@@ -133,20 +130,30 @@ class Agent:
     # -- the episode -------------------------------------------------------------------------
 
     def run(self, problem_statement: str) -> EpisodeResult:
-        """Run until submission or an exit; always leaves the trajectory and predictions."""
+        """Run until submission or an exit. Once the episode has started its trajectory is left
+        however it ends; the predictions when it ended by itself. An interrupt (Ctrl-C, a
+        termination signal) is recorded as the exit, then re-raised."""
         episode = _Episode(problem_statement=problem_statement)
         try:
             episode.state = self.aci.state()
             episode.history = self._initial_messages(problem_statement, episode.state)
-            self._save(episode)
+            self.writer.start(self._header(episode), episode.history, self._info(episode))
             status, submission = self._loop(episode)
-        except BaseException:
-            self._save(episode)
+            episode.info.update(exit_status=status, submission=submission)
+        except KeyboardInterrupt as interrupt:
+            self._interrupted(episode, interrupt)
             raise
-        episode.info.update(exit_status=status, submission=submission)
-        self._save(episode)
+        finally:
+            self.writer.finish(self._info(episode))
         write_predictions(self.directory, self.instance_id, self.model.name, submission)
-        return EpisodeResult(status, submission, self.stats, self.trajectory_path)
+        return EpisodeResult(
+            status,
+            submission,
+            self.stats,
+            self.trajectory_path,
+            error=episode.info.get("error"),
+            error_trace=episode.info.get("traceback"),
+        )
 
     def _loop(self, episode: _Episode) -> tuple[str, str]:
         """Steps until the episode ends; returns (exit status, submission)."""
@@ -155,21 +162,38 @@ class Agent:
             while True:
                 episode.usage, episode.last_query = _Usage(), []
                 if limits.max_steps and len(episode.steps) >= limits.max_steps:
-                    raise _Exit("exit_step_limit")
+                    raise EpisodeExit("exit_step_limit")
                 if limits.wall_time and time.monotonic() - episode.started >= limits.wall_time:
-                    raise _Exit("exit_time_limit")
+                    raise EpisodeExit("exit_time_limit")
                 parsed, reply = self._next_action(episode)
                 submission = self._execute(episode, parsed, reply)
                 if submission is not None:
                     return SUBMITTED, submission
-        except _Exit as end:
-            return self._exit(episode, end)
-        except (ModelConfigError, ModelAuthError):  # the user must fix the model config or key
+        except ESCAPING_ERRORS:
             raise
-        except Exception as error:  # anything unexpected ends the episode, recorded
-            return self._exit(
-                episode, _Exit("exit_error", error=f"{type(error).__name__}: {error}")
-            )
+        except Exception as error:  # every other failure ends the episode, recorded
+            return self._exit(episode, exit_for(error))
+
+    def _header(self, episode: _Episode) -> dict[str, Any]:
+        return {
+            "environment": self.environment,
+            "instance_id": self.instance_id,
+            "problem_statement": episode.problem_statement,
+            "config": {
+                "agent": self.config.model_dump(mode="json"),
+                "aci": self.aci.config.model_dump(mode="json"),
+            },
+        }
+
+    def _info(self, episode: _Episode) -> dict[str, Any]:
+        return {
+            "exit_status": None,
+            "submission": None,
+            **episode.info,
+            "model_stats": self.stats.to_dict(),
+            "model_name": self.model.name,
+            "elapsed_time": round(time.monotonic() - episode.started, 3),
+        }
 
     def _initial_messages(self, problem_statement: str, state: dict[str, Any]) -> list[Message]:
         render = self.templates.render
@@ -178,6 +202,7 @@ class Agent:
             command_docs=render_command_docs(self.docs),
             WINDOW=self.aci.config.window,
             parser=self.parser.name,
+            aci=self.aci.config,
         )
         messages: list[Message] = [
             {"role": "system", "content": system, "message_type": "system_prompt"}
@@ -195,6 +220,7 @@ class Agent:
             "instance",
             problem_statement=problem_statement,
             parser=self.parser.name,
+            aci=self.aci.config,
             **state_variables(state),
         )
         messages.append({"role": "user", "content": instance, "message_type": "instance"})
@@ -208,7 +234,7 @@ class Agent:
         A requery shows the processed history plus only the latest bad reply and its error;
         neither enters the stored history.
         """
-        base = process_history(episode.history, self.config.history)
+        base = process_history(episode.history, self.config.history, episode.placeholders)
         query = base
         failures = 0
         while True:
@@ -232,34 +258,19 @@ class Agent:
                 )
             failures += 1
             if failures >= self.config.limits.max_format_errors:
-                raise _Exit("exit_format", response=reply.content)
+                raise EpisodeExit("exit_format", response=reply.content)
             query = [*base, *requery_messages(reply, message)]
 
     def _query(self, episode: _Episode, messages: list[Message]) -> ModelReply:
         episode.last_query = messages
-        try:
-            reply = self.model.query(messages, tools=self.parser.tools())
-        except ContextWindowExceeded as error:
-            raise _Exit("exit_context", error=str(error)) from error
-        except RepliesExhausted as error:
-            if error.recorded_exit in EXIT_REASONS:  # a replay ends as its recording did
-                raise _Exit(error.recorded_exit) from error
-            raise _Exit("exit_api", error=str(error)) from error
-        except ModelAuthError:
-            raise
-        except ModelAPIError as error:
-            raise _Exit("exit_api", error=str(error)) from error
-        except ModelConfigError:
-            raise
-        except ModelError as error:
-            raise _Exit("exit_error", error=f"{type(error).__name__}: {error}") from error
+        reply = self.model.query(messages, tools=self.parser.tools())
         self.stats.add(reply)
         episode.usage.input_tokens += reply.input_tokens
         episode.usage.output_tokens += reply.output_tokens
         episode.usage.cached_tokens += reply.cached_tokens
         limit = self.config.limits.per_instance_cost
         if limit and self.stats.instance_cost >= limit:
-            raise _Exit("exit_cost")  # the reply that crossed the limit is discarded
+            raise EpisodeExit("exit_cost")  # the reply that crossed the limit is discarded
         return reply
 
     def _execute(self, episode: _Episode, parsed: ParsedAction, reply: ModelReply) -> str | None:
@@ -267,12 +278,15 @@ class Agent:
         started = time.monotonic()
         observation = self.aci.execute(parsed.action.strip())
         execution_time = time.monotonic() - started
+        output, submission = observation.output, None
+        if observation.done:
+            submission = self._capped(episode, observation.submission or "")
+            if observation.submission and not submission:
+                output = f"Submission not taken: {episode.info['submission_note']}"
         episode.state = self.aci.state()
         variables = state_variables(episode.state)
-        if observation.output.strip():
-            content = self.templates.render(
-                "next_step", observation=observation.output, **variables
-            )
+        if output.strip():
+            content = self.templates.render("next_step", observation=output, **variables)
         else:
             content = self.templates.render("next_step_no_output", **variables)
         action_message = assistant_message(reply) | {
@@ -289,34 +303,34 @@ class Agent:
         else:
             observation_message = {"role": "user", "content": content}
         observation_message["message_type"] = "observation"
-        episode.history += [action_message, observation_message]
-        self._record(
-            episode,
-            StepRecord(
-                thought=parsed.thought,
-                action=parsed.action,
-                observation=observation.output,
-                response=reply.content,
-                state=dict(episode.state),
-                execution_time=round(execution_time, 3),
-                input_tokens=episode.usage.input_tokens,
-                output_tokens=episode.usage.output_tokens,
-                cached_tokens=episode.usage.cached_tokens,
-                query=episode.last_query,
-            ),
+        step = step_record(episode, parsed.thought, parsed.action, output, reply.content)
+        step.execution_time = round(execution_time, 3)
+        self._record(episode, step, [action_message, observation_message])
+        return submission
+
+    def _capped(self, episode: _Episode, submission: str) -> str:
+        """The submission, or "" with a note in the info when it exceeds the size cap."""
+        cap = self.config.limits.max_submission_bytes
+        size = len(submission.encode("utf-8", "surrogateescape"))
+        if not cap or size <= cap:
+            return submission
+        episode.info["submission_note"] = (
+            f"the diff was {size} bytes, over agent.limits.max_submission_bytes={cap}: "
+            "nothing was submitted"
         )
-        if observation.done:
-            return observation.submission or ""
-        return None
+        return ""
 
     # -- the end -----------------------------------------------------------------------------
 
-    def _exit(self, episode: _Episode, end: _Exit) -> tuple[str, str]:
+    def _exit(self, episode: _Episode, end: EpisodeExit) -> tuple[str, str]:
         """Record the exit step and autosubmit a non-empty diff: `submitted (<status>)`."""
         if end.error:
             episode.info["error"] = end.error
+        if end.trace:
+            episode.info["traceback"] = end.trace
+            logger.error("episode %s: unexpected error\n%s", self.instance_id, end.trace.rstrip())
         try:
-            submission = self.aci.submission()
+            submission = self._capped(episode, self.aci.submission())
         except Exception as error:
             submission = ""
             episode.info["autosubmission_error"] = f"{type(error).__name__}: {error}"
@@ -324,53 +338,54 @@ class Agent:
         if submission.strip():
             status = f"{SUBMITTED} ({end.status})"
         thought = f"Exit due to {EXIT_REASONS[end.status]}"
-        self._record(
-            episode,
-            StepRecord(
-                thought=thought,
-                action=end.status,
-                observation="Exited (autosubmitted)" if submission.strip() else "Exited",
-                response=end.response or thought,
-                state=dict(episode.state),
-                execution_time=0.0,
-                input_tokens=episode.usage.input_tokens,  # calls of the unfinished step
-                output_tokens=episode.usage.output_tokens,
-                cached_tokens=episode.usage.cached_tokens,
-                query=episode.last_query,
-            ),
-        )
+        observation = "Exited (autosubmitted)" if submission.strip() else "Exited"
+        response = end.response or thought
+        self._record(episode, step_record(episode, thought, end.status, observation, response))
         return status, submission
 
-    def _record(self, episode: _Episode, step: StepRecord) -> None:
+    def _interrupted(self, episode: _Episode, interrupt: KeyboardInterrupt) -> None:
+        """Record Ctrl-C or a termination signal as the exit (no autosubmission: the sandbox is
+        about to be torn down, and taking a diff could take long)."""
+        signum = interrupt.signum if isinstance(interrupt, Interrupted) else signal.SIGINT
+        name = signal.Signals(signum).name
+        episode.info.update(exit_status=INTERRUPTED, exit_signal=name)
+        if self.writer.is_open:
+            thought = f"Exit due to {name}"
+            step = step_record(episode, thought, INTERRUPTED, "Interrupted", thought)
+            self._record(episode, step, notify=False)
+
+    def _record(
+        self,
+        episode: _Episode,
+        step: StepRecord,
+        messages: Sequence[Message] = (),
+        *,
+        notify: bool = True,
+    ) -> None:
+        episode.history += messages
         episode.steps.append(step)
-        self._save(episode)
-        if self.on_step is not None:
+        episode.usage, episode.last_query = _Usage(), []
+        self.writer.append(list(messages), dict(vars(step)), self._info(episode))
+        if notify and self.on_step is not None:
             self.on_step(step)
 
-    def _save(self, episode: _Episode) -> None:
-        info = {
-            "exit_status": None,
-            "submission": None,
-            **episode.info,
-            "model_stats": self.stats.to_dict(),
-            "model_name": self.model.name,
-            "elapsed_time": round(time.monotonic() - episode.started, 3),
-        }
-        write_json_atomic(
-            self.trajectory_path,
-            {
-                "environment": type(self.aci.env).__name__,
-                "instance_id": self.instance_id,
-                "problem_statement": episode.problem_statement,
-                "trajectory": [asdict(step) for step in episode.steps],
-                "history": episode.history,
-                "info": info,
-                "config": {
-                    "agent": self.config.model_dump(mode="json"),
-                    "aci": self.aci.config.model_dump(mode="json"),
-                },
-            },
-        )
+
+def step_record(
+    episode: _Episode, thought: str, action: str, observation: str, response: str
+) -> StepRecord:
+    """A step of the current state, with the model calls (and query) of the step so far."""
+    return StepRecord(
+        thought=thought,
+        action=action,
+        observation=observation,
+        response=response,
+        state=dict(episode.state),
+        execution_time=0.0,
+        input_tokens=episode.usage.input_tokens,
+        output_tokens=episode.usage.output_tokens,
+        cached_tokens=episode.usage.cached_tokens,
+        query=episode.last_query,
+    )
 
 
 def state_variables(state: dict[str, Any]) -> dict[str, str]:

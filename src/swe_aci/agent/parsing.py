@@ -2,9 +2,11 @@
 
 Two parsers share one small protocol:
 - `thought_action`: the paper's format, a discussion plus one fenced command (the action is the
-  last top-level fenced block; paper-era-behaviour 4.2);
+  last top-level fenced block). `THOUGHT_ACTION` is the one definition of that format: the parser
+  reads with it, and `reply_format(name)` hands it to the models that write or constrain replies
+  (human, replay, the local model's grammar);
 - `tool_calls`: the ACI commands offered as functions; the single call is turned back into the
-  command text the ACI executes.
+  command text the ACI executes. Its replies have no text format.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from swe_aci.models.base import ModelReply, ToolCall, ToolSpec
+from swe_aci.models.reply_format import FormatError, ThoughtActionFormat
 from swe_aci.models.tools import RAW_ARGUMENTS_KEY
 
 if TYPE_CHECKING:
@@ -24,11 +27,7 @@ if TYPE_CHECKING:
 
 ParserName = Literal["thought_action", "tool_calls"]
 
-FENCE = "```"
-
-
-class FormatError(Exception):
-    """The reply does not follow the expected layout; the message says what is wrong (one line)."""
+THOUGHT_ACTION = ThoughtActionFormat(header="DISCUSSION", fence="```")
 
 
 @dataclass(frozen=True)
@@ -52,52 +51,6 @@ class Parser(Protocol):
         ...
 
 
-def parse_thought_action(text: str) -> tuple[str, str]:
-    """Split a reply into (thought, action): the action is the last top-level fenced block.
-
-    Fence lines start at column 0. An opening fence is three backticks optionally followed by a
-    tag without spaces; a closing fence is bare. Fences nest through a stack (a tagged fence
-    inside an open block opens a nested one), and only blocks at depth 0 count. The thought is
-    the reply with the chosen block, fence lines included, cut out: the text before and after it.
-    The action keeps its trailing newline.
-    """
-    stack: list[tuple[int, int]] = []  # (start of the fence line, end of it incl. newline)
-    chosen: tuple[int, int, int, int] | None = None
-    saw_indented_fence = False
-    position = 0
-    for line in text.splitlines(keepends=True):
-        start, end = position, position + len(line)
-        position = end
-        body = line.rstrip("\r\n")
-        if not body.startswith(FENCE):
-            saw_indented_fence = saw_indented_fence or body.lstrip().startswith(FENCE)
-            continue
-        rest = body[len(FENCE) :]
-        if not rest.strip():  # a bare fence closes the open block, or opens one
-            if stack:
-                open_start, open_end = stack.pop()
-                if not stack:
-                    chosen = (open_start, open_end, start, end)
-            else:
-                stack.append((start, end))
-        elif not any(char.isspace() for char in rest.rstrip()):  # a tagged fence always opens
-            stack.append((start, end))
-    if chosen is None:
-        if stack:
-            raise FormatError("a fenced code block was opened but never closed")
-        if saw_indented_fence:
-            raise FormatError(
-                "the fence lines (```) of the command block must start at the beginning of a "
-                "line, without indentation"
-            )
-        raise FormatError("no command in a fenced code block (```) was found")
-    open_start, open_end, close_start, close_end = chosen
-    action = text[open_end:close_start]
-    if not action.strip():
-        raise FormatError("the fenced code block holds no command")
-    return text[:open_start] + text[close_end:], action
-
-
 class ThoughtActionParser:
     """The paper's format: DISCUSSION text and one fenced command."""
 
@@ -107,7 +60,7 @@ class ThoughtActionParser:
         return None
 
     def parse(self, reply: ModelReply) -> ParsedAction:
-        thought, action = parse_thought_action(reply.content)
+        thought, action = THOUGHT_ACTION.parse(reply.content)
         return ParsedAction(thought=thought, action=action)
 
 
@@ -228,3 +181,8 @@ def make_parser(name: ParserName, docs: Sequence[CommandDoc]) -> Parser:
     if name == "tool_calls":
         return ToolCallsParser(docs)
     return ThoughtActionParser()
+
+
+def reply_format(name: ParserName) -> ThoughtActionFormat | None:
+    """The text format the parser `name` reads (None: it reads function calls), for make_model."""
+    return None if name == "tool_calls" else THOUGHT_ACTION

@@ -18,8 +18,8 @@ STATE_VARIABLES = frozenset({"open_file", "working_dir"})
 
 # The variables each template may use; anything else is a config error caught at load time.
 TEMPLATE_VARIABLES: dict[str, frozenset[str]] = {
-    "system": frozenset({"command_docs", "WINDOW", "parser"}),
-    "instance": frozenset({"problem_statement", "parser"}) | STATE_VARIABLES,
+    "system": frozenset({"command_docs", "WINDOW", "parser", "aci"}),
+    "instance": frozenset({"problem_statement", "parser", "aci"}) | STATE_VARIABLES,
     "next_step": frozenset({"observation"}) | STATE_VARIABLES,
     "next_step_no_output": STATE_VARIABLES,
     "demonstration": frozenset({"demonstration"}),
@@ -42,9 +42,11 @@ class TemplatesConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
     system: str
-    """The setting, {{command_docs}}, {{WINDOW}}, the response format ({{parser}})."""
+    """The setting, {{command_docs}}, {{WINDOW}}, the response format ({{parser}}), the ACI config
+    ({{aci}}: e.g. `aci.commands`, `aci.lint`)."""
     instance: str
-    """The task: {{problem_statement}}, tips, and the state suffix ({{open_file}}, {{working_dir}})."""
+    """The task: {{problem_statement}}, tips, the state suffix ({{open_file}}, {{working_dir}}),
+    the ACI config ({{aci}})."""
     next_step: str
     """An observation: {{observation}} and the state suffix."""
     next_step_no_output: str

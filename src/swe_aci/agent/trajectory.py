@@ -1,11 +1,26 @@
-"""Trajectory files: written atomically after every step, read back from ours or paper-era runs.
+"""Trajectory files: a journal appended during the episode, one `.traj` JSON at its end, read
+back from ours or paper-era runs.
 
-Layout of `<output_dir>/<id>/<id>.traj` (paper-era-behaviour 6):
-`{"environment", "problem_statement", "trajectory": [steps], "history": [messages],
+`<output_dir>/<id>/<id>.traj` has the layout of SWE-agent's trajectories:
+`{"environment", "instance_id", "problem_statement", "trajectory": [steps], "history": [messages],
 "info": {exit_status, submission, model_stats, ...}, "config"}`. A step has `thought`, `action`,
-`observation`, `response`, `state` (a dict), `execution_time`, `input_tokens`, `output_tokens`,
-`query` (the messages sent). Next to it, at the end of an episode: `<id>.patch` (when the
-submission is non-empty) and `<id>.pred` (`{instance_id, model_name_or_path, model_patch}`).
+`observation`, `response`, `state` (a dict), `execution_time`, token counts and `query` (the
+messages sent). Each message is stored once, in `history`; steps refer to it:
+
+- a `query` entry is an int `i` (message `i` of the history as the model received it), a dict
+  `{"message": i, ...}` (the same, with the keys shown added, e.g. `cache_breakpoint`), or a literal
+  message (one with a `role`: an elided observation's placeholder, a requery);
+- a long `observation` (and a long `problem_statement`) is stored as a short preview plus
+  `observation_ref: [i, start, end]`, the span of history message `i` that holds the full text.
+
+`load_trajectory` resolves both, so callers see every query and observation in full.
+
+While the episode runs, the trajectory lives in `<id>.traj.jsonl`: one JSON object per line,
+appended and flushed to disk after every step (`header`, `messages` added to the history, the
+`step`, the latest `info`), so the bytes written grow linearly with the episode and a kill at any
+moment leaves every finished step readable. At the end the journal is compacted into the `.traj`
+(written atomically) and removed. Beside them: `<id>.patch` (non-empty submissions) and
+`<id>.pred` (`{instance_id, model_name_or_path, model_patch}`).
 """
 
 from __future__ import annotations
@@ -15,11 +30,15 @@ import os
 import re
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
-from swe_aci.models.base import message_text
+from swe_aci.agent.history import wire_message
+from swe_aci.models.base import Message, message_text
 
 FILE_MODE = 0o644  # mkstemp creates 0600; outputs are meant to be shared like any other file
+JOURNAL_SUFFIX = ".jsonl"
+INLINE_TEXT = 2000  # longer observations are stored once, in their history message
+PREVIEW_TEXT = 500
 STEP_DEFAULTS: dict[str, Any] = {
     "thought": "",
     "action": "",
@@ -28,12 +47,32 @@ STEP_DEFAULTS: dict[str, Any] = {
     "execution_time": 0.0,
     "query": [],
 }
+INSTANCE_ID = re.compile(r"[A-Za-z0-9_.-]+")
 # Paper-era instance template: the issue sits between these two markers.
 _PAPER_ISSUE = re.compile(r"ISSUE:\n(.*?)\n\nINSTRUCTIONS:", re.DOTALL)
 
 
 class TrajectoryError(Exception):
     """A trajectory file cannot be used; the message is one line naming the file."""
+
+
+def is_valid_instance_id(instance_id: str) -> bool:
+    """Usable as a file and directory name inside the output directory, and nothing else."""
+    return INSTANCE_ID.fullmatch(instance_id) is not None and instance_id not in (".", "..")
+
+
+def instance_id_from(text: str, fallback: str) -> str:
+    """`text` made a valid instance id: other characters become `_`, edge dots go."""
+    cleaned = re.sub(r"[^A-Za-z0-9_.-]+", "_", text).strip(".")
+    return cleaned if is_valid_instance_id(cleaned) else fallback
+
+
+def output_files(directory: Path, instance_id: str) -> list[Path]:
+    """Every file an episode writes for `instance_id` in its directory, temporaries a killed
+    atomic write left behind included."""
+    names = (".traj", f".traj{JOURNAL_SUFFIX}", ".patch", ".pred")
+    temporaries = sorted(directory.glob(f".{instance_id}.*.tmp"))
+    return [*(directory / f"{instance_id}{suffix}" for suffix in names), *temporaries]
 
 
 def write_json_atomic(path: Path, data: Any) -> None:
@@ -69,6 +108,131 @@ def write_predictions(directory: Path, instance_id: str, model_name: str, submis
     write_json_atomic(directory / f"{instance_id}.pred", prediction)
 
 
+class TrajectoryWriter:
+    """Appends an episode to its journal step by step, then compacts it into the `.traj`."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.journal_path = path.with_name(path.name + JOURNAL_SUFFIX)
+        self.data: dict[str, Any] = {"trajectory": [], "history": [], "info": {}}
+        self._stream: TextIO | None = None
+
+    @property
+    def is_open(self) -> bool:
+        return self._stream is not None
+
+    def start(self, header: dict[str, Any], messages: list[Message], info: dict[str, Any]) -> None:
+        """Remove the outputs of an earlier run of this instance, then open the journal."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        for stale in output_files(self.path.parent, self.path.stem):
+            stale.unlink(missing_ok=True)
+        self._stream = open(self.journal_path, "x", encoding="utf-8")  # noqa: SIM115
+        os.chmod(self.journal_path, FILE_MODE)
+        header = dict(header)
+        self.data = {**header, "trajectory": [], "history": [], "info": {}}
+        record = self._extend(messages)
+        statement = header.get("problem_statement")
+        if isinstance(statement, str):
+            for key, value in text_reference(statement, messages, 0).items():
+                header[key] = self.data[key] = value
+        self._append({"header": header, **record, "info": info})
+
+    def append(self, messages: list[Message], step: dict[str, Any], info: dict[str, Any]) -> None:
+        """Add messages to the history, a step (its query as history references), the info."""
+        first_new = len(self.data["history"])
+        record = self._extend(messages)
+        compact = compact_step(step, self.data["history"], first_new)
+        self.data["trajectory"].append(compact)
+        self._append({**record, "step": compact, "info": info})
+
+    def finish(self, info: dict[str, Any]) -> None:
+        """Record the final info, write the `.traj` in one piece and drop the journal."""
+        if self._stream is None:
+            return
+        self._append({"info": info})
+        self._stream.close()
+        self._stream = None
+        write_json_atomic(self.path, self.data)
+        self.journal_path.unlink(missing_ok=True)
+
+    def _extend(self, messages: list[Message]) -> dict[str, Any]:
+        self.data["history"].extend(messages)
+        return {"messages": messages} if messages else {}
+
+    def _append(self, record: dict[str, Any]) -> None:
+        self.data["info"] = record["info"]
+        assert self._stream is not None, "the journal is not open"
+        self._stream.write(json.dumps(record, ensure_ascii=False) + "\n")
+        self._stream.flush()
+        os.fdatasync(self._stream.fileno())
+
+
+def compact_step(step: dict[str, Any], history: list[Message], first_new: int) -> dict[str, Any]:
+    """The step as stored: its query as references into `history`, a long observation as a
+    reference into the messages added with it (from `first_new` on)."""
+    compact = dict(step)
+    compact["query"] = [query_reference(m, history, i) for i, m in enumerate(step["query"])]
+    compact.update(text_reference(step["observation"], history, first_new, "observation"))
+    return compact
+
+
+def query_reference(message: Message, history: list[Message], index: int) -> Any:
+    """`index` when the query's message `index` is history message `index` as sent, else the
+    message itself (or a reference with the keys added)."""
+    if index >= len(history):
+        return message
+    sent = wire_message(history[index])
+    if message == sent:
+        return index
+    added = {key: value for key, value in message.items() if key not in sent}
+    if {key: value for key, value in message.items() if key in sent} == sent and added:
+        return {"message": index, **added}
+    return message
+
+
+def text_reference(
+    text: str, history: list[Message], first: int, key: str = "problem_statement"
+) -> dict[str, Any]:
+    """`{key: preview, key_ref: [i, start, end]}` when a long `text` is found in history message
+    `i` >= `first`; else nothing to change."""
+    if len(text) <= INLINE_TEXT:
+        return {}
+    for index in range(len(history) - 1, first - 1, -1):
+        content = history[index].get("content")
+        start = content.find(text) if isinstance(content, str) else -1
+        if start >= 0:
+            preview = (
+                f"{text[:PREVIEW_TEXT]}\n[... {len(text)} characters in all; the full text is "
+                f"in message {index} of the history]"
+            )
+            return {key: preview, f"{key}_ref": [index, start, start + len(text)]}
+    return {}
+
+
+def read_journal(path: Path) -> dict[str, Any]:
+    """Fold a journal into the stored `.traj` layout; a line cut short by a kill is ignored."""
+    data: dict[str, Any] = {"trajectory": [], "history": [], "info": {}}
+    lines = path.read_text(encoding="utf-8").split("\n")
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as error:
+            if number == len(lines):  # the last line, written when the process was killed
+                break
+            message = f"journal {path} line {number} is not valid JSON: {error}"
+            raise TrajectoryError(message) from None
+        if not isinstance(record, dict):
+            raise TrajectoryError(f"journal {path} line {number} is not a JSON object")
+        data.update(record.get("header", {}))
+        data["history"].extend(record.get("messages", []))
+        if "step" in record:
+            data["trajectory"].append(record["step"])
+        data["info"] = record.get("info", data["info"])
+    return data
+
+
 def parse_state(state: Any) -> dict[str, Any]:
     """A step's state as a dict: paper-era files store it as JSON text."""
     if isinstance(state, dict):
@@ -83,13 +247,20 @@ def parse_state(state: Any) -> dict[str, Any]:
 
 
 def load_trajectory(path: str | Path) -> dict[str, Any]:
-    """Read a trajectory (ours or paper-era) into our layout, optional keys filled in.
+    """Read a trajectory (ours, finished or still a journal, or paper-era) into our layout, with
+    references resolved and optional keys filled in.
 
     Raises TrajectoryError for a missing or unreadable file, non-JSON content, or no steps.
     """
     path = Path(path)
+    journal = path.with_name(path.name + JOURNAL_SUFFIX)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        if path.name.endswith(f".traj{JOURNAL_SUFFIX}"):
+            data: Any = read_journal(path)
+        elif not path.exists() and journal.is_file():
+            data = read_journal(journal)
+        else:
+            data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise TrajectoryError(f"trajectory file not found: {path}") from None
     except IsADirectoryError:
@@ -104,21 +275,53 @@ def load_trajectory(path: str | Path) -> dict[str, Any]:
     if not all(isinstance(step, dict) for step in steps):
         raise TrajectoryError(f"trajectory {path} has a step that is not a JSON object")
     history = data.get("history")
+    history = [m for m in history if isinstance(m, dict)] if isinstance(history, list) else []
     info = data.get("info")
-    return {
-        **data,
-        "trajectory": [normalized_step(step) for step in steps],
-        "history": [m for m in history if isinstance(m, dict)] if isinstance(history, list) else [],
-        "info": info if isinstance(info, dict) else {},
-    }
+    try:
+        loaded = {
+            **resolve_text(data, "problem_statement", history),
+            "trajectory": [normalized_step(step, history) for step in steps],
+            "history": history,
+            "info": info if isinstance(info, dict) else {},
+        }
+    except (IndexError, TypeError, ValueError, KeyError):
+        raise TrajectoryError(f"trajectory {path} refers to a message it does not hold") from None
+    return loaded
 
 
-def normalized_step(step: dict[str, Any]) -> dict[str, Any]:
-    result = {**STEP_DEFAULTS, **step}
+def resolve_text(record: dict[str, Any], key: str, history: list[Message]) -> dict[str, Any]:
+    """`record` with `key` restored from the history span `key_ref` names, if any."""
+    reference = record.get(f"{key}_ref")
+    if reference is None:
+        return record
+    index, start, end = reference
+    resolved = {name: value for name, value in record.items() if name != f"{key}_ref"}
+    resolved[key] = history[index]["content"][start:end]
+    return resolved
+
+
+def resolve_query(query: Any, history: list[Message]) -> list[Message]:
+    if not isinstance(query, list):
+        return []
+    messages = []
+    for entry in query:
+        if isinstance(entry, int):
+            messages.append(wire_message(history[entry]))
+        elif isinstance(entry, dict) and "role" not in entry and "message" in entry:
+            added = {key: value for key, value in entry.items() if key != "message"}
+            messages.append(wire_message(history[entry["message"]]) | added)
+        else:
+            messages.append(entry)
+    return messages
+
+
+def normalized_step(step: dict[str, Any], history: list[Message]) -> dict[str, Any]:
+    result = {**STEP_DEFAULTS, **resolve_text(step, "observation", history)}
     for key in ("thought", "action", "observation", "response"):
         if result[key] is None:
             result[key] = ""
     result["state"] = parse_state(step.get("state"))
+    result["query"] = resolve_query(result["query"], history)
     return result
 
 

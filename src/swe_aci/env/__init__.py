@@ -1,7 +1,25 @@
 """Sandboxes holding a repository and one persistent shell (backends: local, bwrap, docker)."""
 
-from swe_aci.env.base import CommandResult, Environment, SandboxError
+from swe_aci.env.base import (
+    CommandResult,
+    Environment,
+    Exclusion,
+    FileTooLargeError,
+    NotARegularFileError,
+    SandboxError,
+    Submission,
+)
 from swe_aci.env.config import EnvConfig
 from swe_aci.env.factory import make_environment
 
-__all__ = ["CommandResult", "EnvConfig", "Environment", "SandboxError", "make_environment"]
+__all__ = [
+    "CommandResult",
+    "EnvConfig",
+    "Environment",
+    "Exclusion",
+    "FileTooLargeError",
+    "NotARegularFileError",
+    "SandboxError",
+    "Submission",
+    "make_environment",
+]

@@ -6,7 +6,8 @@ only ever talk to this protocol.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import errno
+from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
 
@@ -15,6 +16,42 @@ class SandboxError(Exception):
 
     The message is meant for the user: one clear line.
     """
+
+
+class NotARegularFileError(OSError):
+    """read_file/write_file met a FIFO, device, socket or a pseudo-filesystem (/proc, /dev, /sys):
+    only regular files are read or written. `strerror` says what it was, for the observation."""
+
+    def __init__(self, reason: str, path: str) -> None:
+        super().__init__(errno.EINVAL, reason, path)
+
+
+class FileTooLargeError(OSError):
+    """read_file met a file over `EnvConfig.max_file_bytes`."""
+
+    def __init__(self, size: int, limit: int, path: str) -> None:
+        reason = (
+            f"the file has {size} bytes, over the {limit}-byte limit for reading it whole "
+            "(look at parts of it with head, tail or sed -n)"
+        )
+        super().__init__(errno.EFBIG, reason, path)
+
+
+@dataclass(frozen=True)
+class Exclusion:
+    """A changed file left out of a submission, and why (binary, or too large)."""
+
+    path: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class Submission:
+    """The diff of the repository against the base commit, as `git apply` takes it, and the
+    changed files that were left out of it (never mentioned inside the patch itself)."""
+
+    patch: str
+    excluded: tuple[Exclusion, ...] = field(default_factory=tuple)
 
 
 @dataclass(frozen=True)
@@ -52,17 +89,34 @@ class Environment(Protocol):
         ...
 
     def read_file(self, path: str) -> bytes:
-        """Read a file by its absolute sandbox path. Raises FileNotFoundError / IsADirectoryError."""
+        """Read a regular file by its sandbox path (symlinks resolved as the sandbox sees them).
+
+        Raises FileNotFoundError / IsADirectoryError, NotARegularFileError (FIFO, device,
+        socket, /proc...), FileTooLargeError (over `EnvConfig.max_file_bytes`); never blocks.
+        """
         ...
 
     def write_file(self, path: str, content: bytes) -> None:
-        """Write a file by its absolute sandbox path, creating parent directories."""
+        """Write a regular file by its sandbox path, creating parent directories; never through
+        a symlink out of the sandbox's writable directories, never into a FIFO or device."""
         ...
 
     def diff(self) -> str:
-        """`git add -A` then the staged diff of the repository against the base commit."""
+        """The patch of `submission()`: what changed against the base commit."""
+        ...
+
+    def submission(self, hidden_patch: str | None = None) -> Submission:
+        """Every change in the working tree against the base commit (new files included,
+        ignored ones not), without the changes `hidden_patch` made, and without binary files
+        or files over `EnvConfig.max_diff_file_bytes` (listed in `excluded`).
+
+        Taken by a fresh git process that obeys no configuration the agent could write on the
+        host, bounded by `EnvConfig.diff_timeout`; neither the shell, nor the repository's
+        index, nor its working tree is touched.
+        """
         ...
 
     def close(self) -> None:
-        """Stop the shell and remove everything the sandbox created. Safe to call twice."""
+        """Stop the shell and remove everything the sandbox created. Safe to call twice, and
+        from a signal handler (it takes no lock and logs nothing)."""
         ...

@@ -1,12 +1,17 @@
 """The `bwrap` backend: the local working copy, with the shell inside a bubblewrap sandbox.
 
-The sandbox root is bwrap's own tmpfs (remounted read-only) holding the host's top-level
-directories bound read-only one by one, so the repository can sit at `/<repo_name>` as in the
-paper (`/marshmallow`). Writable: the repository and a private /tmp, both host directories under
-the environment's temporary root, so read_file/write_file stay plain host file I/O. /run is an
-empty directory (the host's holds sockets such as docker.sock; with the network on, only the
-resolver's directory is bound), the network is unshared unless `EnvConfig.network`, and the
-shell dies with its parent.
+The sandbox root is bwrap's own tmpfs (remounted read-only) holding only what programs need:
+the system directories (/usr, /etc, /lib*, /bin, /sbin, /sys) read-only, with the host's secrets
+in /etc (shadow files, ssh host keys, private TLS keys) hidden; the `EnvConfig.ro_paths` (a task's
+interpreter or virtualenv) read-only at their own paths; and, writable, the repository at
+`/<repo_name>` as in the paper (`/marshmallow`), a private /tmp and an empty HOME (/root), all
+host directories under the environment's temporary root. Nothing else of the host is there:
+not /home, /root, /opt, /var, /work... /run is an empty directory (the host's holds sockets such
+as docker.sock; with the network on, only the resolver's directory is bound), the network is
+unshared unless `EnvConfig.network`, and the shell dies with its parent.
+
+read_file and write_file are host file I/O on that same view (`_resolve` follows symlinks as the
+sandbox would, `mount_for` maps a sandbox path to its host path), refusing /proc, /dev and /sys.
 
 bwrap runs in the session ProcessTransport creates, and sandbox processes keep that host session
 id (no `--new-session`), so a timed-out command is interrupted from the host's /proc as for local.
@@ -19,47 +24,94 @@ from __future__ import annotations
 import contextlib
 import errno
 import functools
+import glob
 import os
 import posixpath
 import shutil
 import signal
 import subprocess
 from collections import deque
-from pathlib import Path
+from dataclasses import dataclass
+from typing import Literal
 
+from swe_aci.env.base import NotARegularFileError, SandboxError
+from swe_aci.env.files import (
+    READ_FLAGS,
+    WRITE_FLAGS,
+    is_under,
+    open_beneath,
+    open_file,
+    read_regular,
+    refuse_pseudo,
+    write_regular,
+)
 from swe_aci.env.local import BASH_ARGV, LocalEnvironment
 from swe_aci.env.process import ProcessTransport, kill_session_members
 
-# Top-level names the sandbox provides itself instead of binding the host's.
-OWN_TOP_LEVEL = frozenset({"proc", "dev", "tmp", "run"})
+SYSTEM_TOP_LEVEL = ("bin", "etc", "lib", "lib32", "lib64", "libx32", "sbin", "sys", "usr")
+HIDDEN_FILES = ("/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-")
+HIDDEN_FILE_PATTERNS = ("/etc/ssh/ssh_host_*key", "/etc/security/opasswd")
+HIDDEN_DIRS = ("/etc/ssl/private",)
+SANDBOX_HOME = "/root"
+# Top-level names the sandbox provides itself; a repository of such a name goes elsewhere.
+OWN_TOP_LEVEL = frozenset({"proc", "dev", "tmp", "run", SANDBOX_HOME.lstrip("/")})
 # Where the repository goes when its name clashes with a top-level directory (/usr, /work...).
 FALLBACK_PARENT = "/swe-aci"
 DNS_DIR = "/run/systemd/resolve"
 MAX_SYMLINK_HOPS = 40
 
+MountKind = Literal["rw", "ro", "hidden-file", "hidden-dir", "pseudo"]
 
-def sandbox_argv(binds: dict[str, str], *, network: bool, chdir: str, skip: set[str]) -> list[str]:
-    """The bwrap arguments (without the command) for a read-only host view plus `binds`.
 
-    `binds` maps sandbox paths to writable host directories; `skip` names top-level host entries
-    that are not bound (the repository's mount point shadows them).
-    """
+@dataclass(frozen=True)
+class Mount:
+    """One entry of the sandbox's file system: a sandbox path and the host path behind it."""
+
+    sandbox: str
+    host: str
+    kind: MountKind
+
+
+def mount_table(binds: dict[str, str], ro_paths: list[str], *, network: bool) -> list[Mount]:
+    """The sandbox's mounts in bwrap's order (later ones cover earlier ones)."""
+    mounts = [
+        Mount(f"/{name}", f"/{name}", "ro")
+        for name in SYSTEM_TOP_LEVEL
+        if os.path.lexists(f"/{name}")
+    ]
+    mounts += [Mount(path, path, "pseudo") for path in ("/proc", "/dev")]
+    mounts += [Mount(sandbox, host, "rw") for sandbox, host in binds.items()]
+    for path in ro_paths:
+        real = os.path.realpath(path)
+        if not os.path.exists(real):
+            raise SandboxError(f"ro_paths: {path} does not exist")
+        mounts.append(Mount(real, real, "ro"))
+    hidden = [*HIDDEN_FILES, *(p for pattern in HIDDEN_FILE_PATTERNS for p in glob.glob(pattern))]
+    mounts += [Mount(path, os.devnull, "hidden-file") for path in hidden if os.path.isfile(path)]
+    mounts += [Mount(path, "", "hidden-dir") for path in HIDDEN_DIRS if os.path.isdir(path)]
+    if network and os.path.isdir(DNS_DIR):
+        mounts.append(Mount(DNS_DIR, DNS_DIR, "ro"))
+    return mounts
+
+
+def sandbox_argv(mounts: list[Mount], *, network: bool, chdir: str) -> list[str]:
+    """The bwrap arguments (without the command) for a mount table."""
     argv = ["bwrap", "--die-with-parent", "--unshare-pid", "--as-pid-1", "--unshare-ipc"]
     argv.append("--unshare-uts")
     if not network:
         argv.append("--unshare-net")
-    for entry in sorted(os.scandir("/"), key=lambda e: e.name):
-        if entry.name in OWN_TOP_LEVEL or entry.name in skip:
-            continue
-        if entry.is_symlink():
-            argv += ["--symlink", os.readlink(entry.path), entry.path]
+    argv += ["--dir", "/run"]
+    for mount in mounts:
+        if mount.kind == "pseudo":
+            argv += [f"--{mount.sandbox.lstrip('/')}", mount.sandbox]
+        elif mount.kind == "hidden-dir":
+            argv += ["--tmpfs", mount.sandbox, "--remount-ro", mount.sandbox]
+        elif mount.kind == "ro" and os.path.islink(mount.host) and mount.sandbox.count("/") == 1:
+            argv += ["--symlink", os.readlink(mount.host), mount.sandbox]
+        elif mount.kind == "rw":
+            argv += ["--bind", mount.host, mount.sandbox]
         else:
-            argv += ["--ro-bind-try", entry.path, entry.path]
-    argv += ["--proc", "/proc", "--dev", "/dev", "--dir", "/run"]
-    for sandbox_path, host_path in binds.items():
-        argv += ["--bind", host_path, sandbox_path]
-    if network and os.path.isdir(DNS_DIR):
-        argv += ["--ro-bind", DNS_DIR, DNS_DIR]
+            argv += ["--ro-bind", mount.host, mount.sandbox]
     argv += ["--remount-ro", "/", "--chdir", chdir]
     return argv
 
@@ -69,7 +121,7 @@ def bwrap_problem() -> str | None:
     """Why bwrap cannot be used here (one line), or None when a trial sandbox runs fine."""
     if shutil.which("bwrap") is None:
         return "bwrap is not on PATH"
-    argv = sandbox_argv({}, network=False, chdir="/", skip=set())
+    argv = sandbox_argv(mount_table({}, [], network=False), network=False, chdir="/")
     try:
         result = subprocess.run([*argv, "true"], capture_output=True, text=True, timeout=20)
     except (OSError, subprocess.TimeoutExpired) as exc:
@@ -101,52 +153,71 @@ class BwrapEnvironment(LocalEnvironment):
 
     def _prepare_sandbox(self) -> None:
         name = self._host_repo.name
-        top_level = set(os.listdir("/")) | OWN_TOP_LEVEL
-        if name in top_level:
+        if name in set(os.listdir("/")) | OWN_TOP_LEVEL:
             self._repo_in_sandbox = f"{FALLBACK_PARENT}/{name}"
-            self._skip = {FALLBACK_PARENT.lstrip("/")}
         else:
             self._repo_in_sandbox = f"/{name}"
-            self._skip = {name}
-        (self._root / "tmp").mkdir()
-        self._binds = {self._repo_in_sandbox: str(self._host_repo), "/tmp": str(self._root / "tmp")}
+        binds = {
+            self._repo_in_sandbox: str(self._host_repo),
+            "/tmp": str(self._root / "tmp"),
+            SANDBOX_HOME: str(self._root / "home"),
+        }
+        self._mounts = mount_table(binds, self.config.ro_paths, network=self.config.network)
 
     def _shell_argv(self) -> list[str]:
-        argv = sandbox_argv(
-            self._binds, network=self.config.network, chdir=self._repo_in_sandbox, skip=self._skip
-        )
-        read_only = [arg for path in self.config.ro_paths for arg in ("--ro-bind", path, path)]
-        return [*argv[:-4], *read_only, *argv[-4:], *BASH_ARGV]  # before --remount-ro
+        argv = sandbox_argv(self._mounts, network=self.config.network, chdir=self._repo_in_sandbox)
+        return [*argv, *BASH_ARGV]
 
     def _start_shell(self) -> BwrapTransport:
         return BwrapTransport(self._shell_argv(), cwd=str(self._host_repo), env=self._shell_env())
 
-    def _shell_env(self) -> dict[str, str]:
-        env = super()._shell_env()
-        env.update(TMPDIR="/tmp", HOME="/tmp")
-        return env
+    def _sandbox_env(self) -> dict[str, str]:
+        return {"HOME": SANDBOX_HOME, "TMPDIR": "/tmp"}
 
     def _sandbox_repo_path(self) -> str:
         return self._repo_in_sandbox
 
-    def _host_path(self, path: str) -> Path:
-        return self._mounted(self._resolve(path))
+    def read_file(self, path: str) -> bytes:
+        resolved = self._resolve(path)
+        refuse_pseudo(resolved, path)
+        descriptor = self._open(resolved, READ_FLAGS, path, write=False)
+        return read_regular(descriptor, path, self.config.max_file_bytes)
 
     def write_file(self, path: str, content: bytes) -> None:
         resolved = self._resolve(path)
-        if not any(_is_under(resolved, root) for root in self._binds):
+        refuse_pseudo(resolved, path)
+        write_regular(self._open(resolved, WRITE_FLAGS, path, write=True), path, content)
+
+    # -- the sandbox's view of the file system ---------------------------------------------
+
+    def mount_for(self, sandbox_path: str) -> Mount | None:
+        """The mount a symlink-free absolute sandbox path lies in (None: not in the sandbox,
+        or a directory of the sandbox's own root such as / or /swe-aci)."""
+        found = None
+        for mount in self._mounts:
+            if is_under(sandbox_path, mount.sandbox):
+                found = mount
+        return found
+
+    def _open(self, resolved: str, flags: int, path: str, *, write: bool) -> int:
+        mount = self.mount_for(resolved)
+        if mount is None:
+            if any(is_under(m.sandbox, resolved) for m in self._mounts):
+                raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), path)
+            number = errno.EROFS if write else errno.ENOENT
+            raise OSError(number, os.strerror(number), path)
+        if write and mount.kind != "rw":
             raise OSError(errno.EROFS, os.strerror(errno.EROFS), path)
-        super().write_file(path, content)
-
-    # -- sandbox path resolution -----------------------------------------------------------
-
-    def _mounted(self, sandbox_path: str) -> Path:
-        """The host path behind a symlink-free absolute sandbox path: a bound directory, else the
-        same path on the host (for the sandbox's own /proc, /dev and /run, only near enough)."""
-        for prefix, host in self._binds.items():
-            if _is_under(sandbox_path, prefix):
-                return Path(host + sandbox_path[len(prefix) :])
-        return Path(sandbox_path)
+        rest = resolved[len(mount.sandbox) :]
+        if mount.kind == "rw":
+            return open_beneath(mount.host, rest, flags, path, make_dirs=write)
+        if mount.kind == "hidden-file":
+            raise NotARegularFileError("not a regular file (a device)", path)
+        if mount.kind == "hidden-dir":
+            if rest.strip("/"):
+                raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), path)
+            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), path)
+        return open_file(mount.host + rest, flags | os.O_NOFOLLOW, path)
 
     def _resolve(self, path: str) -> str:
         """Resolve symlinks as the sandbox would: an absolute link target means the sandbox's
@@ -163,8 +234,12 @@ class BwrapEnvironment(LocalEnvironment):
                 resolved = posixpath.dirname(resolved)
                 continue
             candidate = posixpath.join(resolved, part)
-            host = self._mounted(candidate)
-            if not host.is_symlink():
+            mount = self.mount_for(candidate)
+            if mount is None or mount.kind in ("pseudo", "hidden-file", "hidden-dir"):
+                resolved = candidate  # not resolved further: refused or not found when opened
+                continue
+            host = mount.host + candidate[len(mount.sandbox) :]
+            if not os.path.islink(host):
                 resolved = candidate
                 continue
             hops += 1
@@ -175,7 +250,3 @@ class BwrapEnvironment(LocalEnvironment):
                 resolved = "/"
             parts.extendleft(reversed(target.split("/")))
         return resolved
-
-
-def _is_under(path: str, root: str) -> bool:
-    return path == root or path.startswith(root.rstrip("/") + "/")

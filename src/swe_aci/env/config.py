@@ -10,7 +10,8 @@ Backend = Literal["auto", "local", "bwrap", "docker"]
 
 
 class EnvConfig(BaseModel):
-    """Where and how the repository is isolated. `auto` picks bwrap when available, else local."""
+    """Where and how the repository is isolated. `auto` is bwrap, and an error when bubblewrap
+    cannot run here (running without a sandbox is always an explicit choice: `local`)."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -19,14 +20,23 @@ class EnvConfig(BaseModel):
     output_cap: int = Field(100_000, gt=0, description="bytes of one command's output kept")
     network: bool = Field(False, description="allow network access inside bwrap/docker sandboxes")
     env_vars: dict[str, str] = Field(default_factory=dict, description="exported in the shell")
-    ro_paths: list[str] = Field(
-        default_factory=list, description="host paths bound read-only at the same path (bwrap)"
+    setup_commands: list[str] = Field(
+        default_factory=list, description="run in the shell after the repository is ready"
     )
     path_prepend: list[str] = Field(
         default_factory=list, description="directories put first on the shell's PATH"
     )
-    setup_commands: list[str] = Field(
-        default_factory=list, description="run in the shell after the repository is ready"
+    max_file_bytes: int = Field(
+        10_000_000, gt=0, description="largest file read_file returns (the ACI's open, edit...)"
+    )
+    max_diff_file_bytes: int = Field(
+        1_000_000, gt=0, description="files larger than this are left out of the submission"
+    )
+    diff_timeout: float = Field(120.0, gt=0, description="seconds taking the submission may take")
+    # bwrap only
+    ro_paths: list[str] = Field(
+        default_factory=list,
+        description="host paths bound read-only at the same path (a task's interpreter, venv)",
     )
     # docker only
     image: str | None = Field(None, description="docker image to start the container from")

@@ -17,20 +17,22 @@ import os
 import posixpath
 import secrets
 import shutil
+import socket
 import tarfile
-import tempfile
 import time
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-from swe_aci.env.base import SandboxError
+from swe_aci.env.base import FileTooLargeError, NotARegularFileError, SandboxError, Submission
+from swe_aci.env.cleanup import make_root, pid_alive
 from swe_aci.env.config import EnvConfig
+from swe_aci.env.diff import GIT_HARDENING, take_submission
 from swe_aci.env.docker_io import (
     ChannelBroken,
     DockerShellTransport,
     FileChannel,
     docker_module,
     explain,
+    run_exec,
 )
 from swe_aci.env.repo import prepare_working_copy, repo_name
 from swe_aci.env.session import SessionEnvironment
@@ -43,10 +45,24 @@ if TYPE_CHECKING:
 # Go's os.FileMode bits, as the archive API reports them in its stat header.
 GO_MODE_DIR = 1 << 31
 GO_MODE_SYMLINK = 1 << 27
+GO_MODE_SPECIAL = {
+    1 << 26: "a device",
+    1 << 25: "a FIFO",
+    1 << 24: "a socket",
+    1 << 19: "irregular",
+}
 MAX_SYMLINK_HOPS = 40
+# Room for the tar headers around one file in an archive-API answer.
+TAR_OVERHEAD = 1 << 16
 # Our own git calls must not stop at "dubious ownership" when the image's user does not own
 # the repository; the agent's shell is left as the image has it.
 GIT_FUNCTION = "git() { command git -c safe.directory='*' \"$@\"; }"
+SAFE_DIRECTORY = ["-c", "safe.directory=*"]
+KILLED_BY_TIMEOUT = 128 + 9  # `timeout -s KILL` exits so when it had to kill
+# Labels that let a later run find containers whose owner died without removing them.
+LABEL = "swe-aci"
+OWNER_PID_LABEL = "swe-aci.owner-pid"
+OWNER_HOST_LABEL = "swe-aci.owner-host"
 T = TypeVar("T")
 
 
@@ -64,10 +80,28 @@ def connect() -> Any:
     return client
 
 
+def sweep_stale_containers(api: APIClient) -> list[str]:
+    """Remove our containers on this host whose owner process is gone; return their names.
+
+    Owners are told apart by host name and pid, so runs in other pid namespaces that share the
+    engine must not share a host name (containers do not, by default)."""
+    host = socket.gethostname()
+    removed = []
+    with contextlib.suppress(Exception):
+        for container in api.containers(all=True, filters={"label": f"{OWNER_HOST_LABEL}={host}"}):
+            owner = (container.get("Labels") or {}).get(OWNER_PID_LABEL, "")
+            if not owner.isdigit() or int(owner) == os.getpid() or pid_alive(int(owner)):
+                continue
+            with contextlib.suppress(Exception):
+                api.remove_container(container["Id"], force=True)
+                removed.append(container["Id"])
+    return removed
+
+
 class FileTransfer(Protocol):
     """Reading and writing files of the container by absolute path."""
 
-    def read(self, path: str) -> bytes: ...
+    def read(self, path: str, limit: int) -> bytes: ...
 
     def write(self, path: str, content: bytes) -> None: ...
 
@@ -92,6 +126,7 @@ class DockerEnvironment(SessionEnvironment):
         try:
             self._client = connect()
             self._api: APIClient = self._client.api
+            sweep_stale_containers(self._api)
             self._start_container()
             if self.config.repo_in_image:
                 self._repo = posixpath.normpath(self.config.repo_in_image)
@@ -135,7 +170,11 @@ class DockerEnvironment(SessionEnvironment):
                 entrypoint=["sleep"],
                 environment=self.config.env_vars,
                 host_config=host_config,
-                labels={"swe-aci": "1"},
+                labels={
+                    LABEL: "1",
+                    OWNER_PID_LABEL: str(os.getpid()),
+                    OWNER_HOST_LABEL: socket.gethostname(),
+                },
                 name=self._container_name,
             )
             self._container_id = created["Id"]
@@ -146,7 +185,7 @@ class DockerEnvironment(SessionEnvironment):
             ) from None
 
     def _copy_repo_in(self, source: str, commit: str | None) -> str:
-        staging = Path(tempfile.mkdtemp(prefix="swe-aci-docker-"))
+        staging = make_root("docker-")
         try:
             working_copy = staging / repo_name(source)
             sha = prepare_working_copy(source, working_copy, commit)
@@ -166,7 +205,9 @@ class DockerEnvironment(SessionEnvironment):
             "git config --global --add safe.directory '*' 2>/dev/null\n"
             'cd "$1" || exit 3\n'
             'sha=$(git rev-parse --verify --quiet "$2^{commit}") || exit 4\n'
-            'git checkout -q -f --detach "$sha" && git reset -q --hard "$sha" && git clean -fdxq\n'
+            # Untracked files go, ignored ones stay: an image's build products (compiled
+            # extensions, egg-info) are ignored files the package needs.
+            'git checkout -q -f --detach "$sha" && git reset -q --hard "$sha" && git clean -fdq\n'
             '[ $? = 0 ] || exit 5\nprintf %s "$sha"\n'
         )
         code, out, err = self._exec(["bash", "-c", script, "reset", self._repo, commit or "HEAD"])
@@ -198,29 +239,71 @@ class DockerEnvironment(SessionEnvironment):
 
     def read_file(self, path: str) -> bytes:
         absolute = self._absolute(path)
-        return self._with_files(lambda files: files.read(absolute), absolute)
+        limit = self.config.max_file_bytes
+        return self._with_files(lambda files: files.read(absolute, limit), absolute)
 
     def write_file(self, path: str, content: bytes) -> None:
         absolute = self._absolute(path)
         self._with_files(lambda files: files.write(absolute, content), absolute)
 
     def diff(self) -> str:
-        script = f'{GIT_FUNCTION}\ngit add -A && git diff --cached "$1" --'
-        code, out, err = self._exec(["bash", "-c", script, "diff", self._base_commit], self._repo)
-        if code != 0:
-            raise SandboxError(f"git diff failed in the container: {(err or out).strip()[-300:]}")
-        return out
+        return self.submission().patch
+
+    def submission(self, hidden_patch: str | None = None) -> Submission:
+        """Taken by fresh git processes in the container (never the agent's shell), with a
+        private index under /tmp; the host waits at most `diff_timeout` for each."""
+        self._live_session()
+        index = f"/tmp/swe-aci-submission-{secrets.token_hex(8)}.index"
+        environment = {
+            "GIT_DIR": posixpath.join(self._repo, ".git"),
+            "GIT_WORK_TREE": self._repo,
+            "GIT_INDEX_FILE": index,
+            "GIT_CONFIG_NOSYSTEM": "1",
+            "GIT_TERMINAL_PROMPT": "0",
+            "GIT_OPTIONAL_LOCKS": "0",
+        }
+
+        def git(args: list[str], stdin: bytes | None, timeout: float) -> tuple[int, bytes, bytes]:
+            assert self._container_id is not None
+            command = ["timeout", "-s", "KILL", f"{timeout:.0f}", "git", *SAFE_DIRECTORY]
+            code, out, err = run_exec(
+                self._api,
+                self._container_id,
+                [*command, *GIT_HARDENING, *args],
+                stdin,
+                timeout + 5,
+                environment=environment,
+                workdir=self._repo,
+            )
+            if code == KILLED_BY_TIMEOUT:
+                raise TimeoutError(f"git {args[0]} was killed after {timeout:.0f} seconds")
+            return code, out, err
+
+        try:
+            return take_submission(
+                git,
+                self._base_commit,
+                hidden_patch=hidden_patch,
+                max_file_bytes=self.config.max_diff_file_bytes,
+                timeout=self.config.diff_timeout,
+            )
+        finally:
+            with contextlib.suppress(Exception):
+                self._exec(["rm", "-f", "--", index, f"{index}.lock"])
 
     def close(self) -> None:
+        """Remove the container (one HTTP request; no lock, nothing logged)."""
         name, self._container_name = self._container_name, None
         self._container_id = None
         if name is not None:
             with contextlib.suppress(Exception):
                 self._api.remove_container(name, force=True)
-        if self._files is not None:
-            self._files.close()
-            self._files = None
-        self._close_session()
+        files, self._files = self._files, None
+        if files is not None:
+            with contextlib.suppress(Exception):
+                files.close()
+        with contextlib.suppress(Exception):
+            self._close_session()
 
     # -- internals -------------------------------------------------------------------------
 
@@ -280,21 +363,31 @@ class ArchiveFiles:
         self._url = api._url("/containers/{0}/archive", container_id)
         self._run = run
 
-    def read(self, path: str) -> bytes:
+    def read(self, path: str, limit: int) -> bytes:
         for _ in range(MAX_SYMLINK_HOPS):
-            with self._request("get", path, stream=True) as response:
+            with self._request("head", path) as response:
                 mode, target = self._stat(response)
-                if mode & GO_MODE_DIR:
-                    raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), path)
-                if mode & GO_MODE_SYMLINK:
-                    path = target
-                    continue
-                with tarfile.open(fileobj=io.BytesIO(response.content)) as tar:
-                    member = tar.next()
-                    handle = tar.extractfile(member) if member is not None else None
-                    if handle is None:
-                        raise OSError(errno.EIO, "the container sent no file", path)
-                    return handle.read()
+                size = self._size(response)
+            if mode & GO_MODE_DIR:
+                raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), path)
+            if mode & GO_MODE_SYMLINK:
+                path = target
+                continue
+            for bit, kind in GO_MODE_SPECIAL.items():
+                if mode & bit:
+                    raise NotARegularFileError(f"not a regular file ({kind})", path)
+            if size > limit:
+                raise FileTooLargeError(size, limit, path)
+            with self._request("get", path, stream=True) as response:
+                archive = _bounded_body(response, limit + TAR_OVERHEAD)
+            with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+                member = tar.next()
+                handle = tar.extractfile(member) if member is not None else None
+                if handle is None or member is None or not member.isreg():
+                    raise OSError(errno.EIO, "the container sent no regular file", path)
+                if member.size > limit:
+                    raise FileTooLargeError(member.size, limit, path)
+                return handle.read()
         raise OSError(errno.ELOOP, os.strerror(errno.ELOOP), path)
 
     def write(self, path: str, content: bytes) -> None:
@@ -349,6 +442,13 @@ class ArchiveFiles:
         return response
 
     @staticmethod
+    def _size(response: Any) -> int:
+        stat = docker_module().utils.decode_json_header(
+            response.headers["X-Docker-Container-Path-Stat"]
+        )
+        return int(stat.get("size", 0))
+
+    @staticmethod
     def _stat(response: Any) -> tuple[int, str]:
         stat = docker_module().utils.decode_json_header(
             response.headers["X-Docker-Container-Path-Stat"]
@@ -361,6 +461,16 @@ def _anonymous(info: tarfile.TarInfo) -> tarfile.TarInfo:
     info.uid = info.gid = 0
     info.uname = info.gname = ""
     return info
+
+
+def _bounded_body(response: Any, limit: int) -> bytes:
+    """The response body, stopping once it exceeds `limit` bytes (the file grew meanwhile)."""
+    body = bytearray()
+    for chunk in response.iter_content(1 << 16):
+        body += chunk
+        if len(body) > limit:
+            break
+    return bytes(body)
 
 
 def _text(data: bytes | None) -> str:

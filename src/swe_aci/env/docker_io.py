@@ -15,10 +15,11 @@ import os
 import re
 import secrets
 import select
+import socket
 import time
 from typing import TYPE_CHECKING, Any
 
-from swe_aci.env.base import SandboxError
+from swe_aci.env.base import FileTooLargeError, NotARegularFileError, SandboxError
 from swe_aci.env.process import CLOCK_TICKS
 
 if TYPE_CHECKING:
@@ -48,12 +49,18 @@ exit 0
 """
 
 # The file channel: a loop that only ever parses NUL-separated requests (verb, tag, size, path;
-# then `size` raw bytes for WRITE) and never evaluates input, so even a desynchronised stream
-# cannot run anything. GNU head reads exactly `size` bytes (busybox's over-reads: not used).
-# Each answer ends with "\n<tag> <code>": 0, an errno name, or "E <strerror>". Nothing is printed
+# then `size` raw bytes for WRITE; for READ, `size` is the largest file read) and never evaluates
+# input, so even a desynchronised stream cannot run anything. GNU head reads exactly `size` bytes
+# (busybox's over-reads: not used). Only regular files are read or written. Each answer ends with
+# "\n<tag> <code>": 0, an errno name, "E <strerror>", "EFBIG <size>" or "ENOTREG <kind>". Nothing is printed
 # before a first request arrives (a "HELLO"), so no output can race the HTTP upgrade's headers.
 FILE_LOOP = r"""
 exec 2>/dev/null
+special() {
+    if [ -p "$1" ]; then echo "ENOTREG a FIFO"; elif [ -S "$1" ]; then echo "ENOTREG a socket"
+    elif [ -b "$1" ] || [ -c "$1" ]; then echo "ENOTREG a device"
+    else echo "ENOTREG a special file"; fi
+}
 IFS= read -r -d '' hello
 if [[ $(head --version) != *GNU* ]] || ! command -v base64 >/dev/null; then echo UNSUPPORTED; exit; fi
 echo READY
@@ -64,11 +71,15 @@ while IFS= read -r -d '' verb && IFS= read -r -d '' tag && IFS= read -r -d '' si
     READ)
         if [ -d "$path" ]; then code=EISDIR
         elif [ ! -e "$path" ]; then code=ENOENT
+        elif [ ! -f "$path" ]; then code=$(special "$path")
         elif [ ! -r "$path" ]; then code=EACCES
-        else base64 -w0 -- "$path" || code=EIO
+        elif length=$(stat -L -c %s -- "$path") && [ "$length" -gt "$size" ]; then
+            code="EFBIG $length"
+        else timeout -s KILL 60 head -c "$((size + 1))" -- "$path" | base64 -w0 || code=EIO
         fi ;;
     WRITE)
         if [ -d "$path" ]; then code=EISDIR
+        elif [ -e "$path" ] && [ ! -f "$path" ]; then code=$(special "$path")
         else
             [ -d "${path%/*}/" ] || mkdir -p -- "${path%/*}"
             { : > "$path"; } || { msg=$({ : > "$path"; } 2>&1); code="E ${msg##*: }"; }
@@ -117,9 +128,14 @@ class _FrameDecoder:
     def __init__(self) -> None:
         self._header = bytearray()
         self._left = 0
+        self._stream = 1
 
     def feed(self, data: bytes) -> bytes:
-        out = bytearray()
+        return b"".join(payload for _, payload in self.frames(data))
+
+    def frames(self, data: bytes) -> list[tuple[int, bytes]]:
+        """(stream, payload) pieces: stream 1 is stdout, 2 stderr."""
+        out: list[tuple[int, bytes]] = []
         index = 0
         while index < len(data):
             if self._left == 0:
@@ -127,25 +143,40 @@ class _FrameDecoder:
                 self._header += data[index : index + take]
                 index += take
                 if len(self._header) == 8:
+                    self._stream = self._header[0]
                     self._left = int.from_bytes(self._header[4:8], "big")
                     self._header.clear()
                 continue
             piece = data[index : index + self._left]
-            out += piece
+            out.append((self._stream, piece))
             index += len(piece)
             self._left -= len(piece)
-        return bytes(out)
+        return out
 
 
 class ExecSocket:
     """One process exec'd in a container with stdin, stdout and stderr attached to a socket."""
 
-    def __init__(self, api: APIClient, container_id: str, command: list[str]) -> None:
+    def __init__(
+        self,
+        api: APIClient,
+        container_id: str,
+        command: list[str],
+        *,
+        environment: dict[str, str] | None = None,
+        workdir: str | None = None,
+    ) -> None:
         self.api = api
         self.container_id = container_id
         try:
             self.exec_id = api.exec_create(
-                container_id, command, stdin=True, stdout=True, stderr=True
+                container_id,
+                command,
+                stdin=True,
+                stdout=True,
+                stderr=True,
+                environment=environment,
+                workdir=workdir,
             )["Id"]
             self._response = api.exec_start(self.exec_id, socket=True)
         except docker_module().errors.APIError as exc:
@@ -202,6 +233,37 @@ class ExecSocket:
                 raise ChannelBroken("the stream ended", bytes(buffer))
             if chunk:
                 buffer += chunk
+
+    def close_input(self) -> None:
+        """End the process's standard input."""
+        with contextlib.suppress(OSError):
+            self._sock.shutdown(socket.SHUT_WR)
+
+    def read_to_end(self, timeout: float) -> tuple[bytes, bytes]:
+        """stdout and stderr until the process closes them; ChannelBroken after `timeout`."""
+        streams = {1: bytearray(), 2: bytearray()}
+        deadline = time.monotonic() + timeout
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise ChannelBroken(f"no end within {timeout:g} seconds")
+            select.select([self._sock], [], [], remaining)
+            try:
+                data = self._sock.recv(1 << 16)
+            except (BlockingIOError, InterruptedError):
+                continue
+            except OSError:
+                data = b""
+            if not data:
+                return bytes(streams[1]), bytes(streams[2])
+            for stream, payload in self._decoder.frames(data):
+                streams.setdefault(stream, bytearray()).extend(payload)
+
+    def exit_code(self) -> int | None:
+        try:
+            return self.api.exec_inspect(self.exec_id)["ExitCode"]
+        except Exception:
+            return None
 
     def running(self) -> bool:
         try:
@@ -294,24 +356,27 @@ class FileChannel:
             return None
         return cls(stream)
 
-    def read(self, path: str) -> bytes:
-        payload = self._request(b"READ", path, b"")
+    def read(self, path: str, limit: int) -> bytes:
+        payload = self._request(b"READ", path, b"", limit)
         try:
-            return base64.b64decode(payload, validate=True)
+            data = base64.b64decode(payload, validate=True)
         except ValueError as exc:
             raise ChannelBroken(f"bad file data for {path}") from exc
+        if len(data) > limit:
+            raise FileTooLargeError(len(data), limit, path)
+        return data
 
     def write(self, path: str, content: bytes) -> None:
-        self._request(b"WRITE", path, content)
+        self._request(b"WRITE", path, content, len(content))
 
     def close(self) -> None:
         self._stream.close()
 
-    def _request(self, verb: bytes, path: str, content: bytes) -> bytes:
+    def _request(self, verb: bytes, path: str, content: bytes, size: int) -> bytes:
         if "\0" in path:
             raise ValueError("embedded null byte")
         tag = b"__SWE_ACI_FILE_" + secrets.token_hex(8).encode()
-        fields = [verb, tag, str(len(content)).encode(), os.fsencode(path)]
+        fields = [verb, tag, str(size).encode(), os.fsencode(path)]
         try:
             self._stream.send(b"".join(field + b"\0" for field in fields) + content)
         except OSError as exc:
@@ -325,9 +390,46 @@ class FileChannel:
         if code == "EIO" or payload:
             # head may have stopped half-way through the content: the stream is out of step.
             raise ChannelBroken(f"{verb.decode()} {path} failed ({code})")
+        if code.startswith("ENOTREG "):
+            raise NotARegularFileError(f"not a regular file ({code[8:]})", path)
+        if code.startswith("EFBIG ") and code[6:].isdigit():
+            raise FileTooLargeError(int(code[6:]), size, path)
         if code.startswith("E "):
             number = STRERRORS.get(code[2:], errno.EIO)
         else:
             value = getattr(errno, code, None) if code.isupper() else None
             number = value if isinstance(value, int) else errno.EIO
         raise OSError(number, os.strerror(number), path)
+
+
+def run_exec(
+    api: APIClient,
+    container_id: str,
+    command: list[str],
+    stdin: bytes | None,
+    timeout: float,
+    *,
+    environment: dict[str, str] | None = None,
+    workdir: str | None = None,
+) -> tuple[int, bytes, bytes]:
+    """Run a fresh process in the container with `stdin`; (exit code, stdout, stderr).
+
+    The host waits at most `timeout` seconds, whatever the process does (TimeoutError).
+    """
+    stream = ExecSocket(api, container_id, command, environment=environment, workdir=workdir)
+    try:
+        if stdin:
+            stream.send(stdin)
+        stream.close_input()
+        out, err = stream.read_to_end(timeout)
+    except ChannelBroken as exc:
+        raise TimeoutError(f"{command[0]} in the container: {exc}") from None
+    finally:
+        stream.close()
+    code = stream.exit_code()
+    for _ in range(50):
+        if code is not None:
+            break
+        time.sleep(0.01)
+        code = stream.exit_code()
+    return (code if code is not None else -1), out, err

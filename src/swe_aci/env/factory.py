@@ -2,27 +2,24 @@
 
 from __future__ import annotations
 
-import logging
-
 from swe_aci.env.base import Environment, SandboxError
 from swe_aci.env.bwrap import BwrapEnvironment, bwrap_problem
 from swe_aci.env.config import EnvConfig
 from swe_aci.env.local import LocalEnvironment
 
-logger = logging.getLogger(__name__)
-
 
 def resolve_backend(config: EnvConfig) -> str:
-    """The concrete backend: `auto` is bwrap when it works here, else local (with a warning)."""
+    """The concrete backend: `auto` is bwrap, and a SandboxError when bwrap cannot run here
+    (never a silent fall back to no sandbox)."""
     if config.backend != "auto":
         return config.backend
     problem = bwrap_problem()
     if problem is None:
         return "bwrap"
-    logger.warning(
-        "bubblewrap is not usable (%s); running without a sandbox (local backend)", problem
+    raise SandboxError(
+        f"no sandbox: bubblewrap is not usable ({problem}); install it "
+        "(apt-get install bubblewrap) or run without a sandbox with --env local"
     )
-    return "local"
 
 
 def make_environment(

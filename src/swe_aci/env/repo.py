@@ -1,16 +1,21 @@
-"""Preparing a working copy of a repository at a commit, and taking its diff.
+"""Preparing a working copy of a repository at a commit, and running git on it safely.
 
-The user's own checkout is only ever read: we clone it into a directory of our own.
+The user's own checkout is only ever read: it is cloned without hard links into a directory of
+our own, so no file of the copy is a file of the user's repository.
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
 import re
 import shutil
+import signal
 import subprocess
 from pathlib import Path
 
 from swe_aci.env.base import SandboxError
+from swe_aci.env.diff import GIT_HARDENING, GitRunner
 
 GIT_IDENTITY = ["-c", "user.name=swe-aci", "-c", "user.email=swe-aci@localhost"]
 
@@ -53,9 +58,13 @@ def is_git_repository(path: Path) -> bool:
     return result.returncode == 0 and Path(result.stdout.strip()).resolve() == path.resolve()
 
 
-def prepare_working_copy(source: str, dest: Path, commit: str | None = None) -> str:
+def prepare_working_copy(
+    source: str, dest: Path, commit: str | None = None, store: Path | None = None
+) -> str:
     """Clone `source` (a local git repository or a URL) into `dest` at `commit`; return its sha.
 
+    With `store`, the source is first cloned bare there (the host's private copy, which the agent
+    cannot write in a sandbox and whose configuration is ours) and `dest` is cloned from it.
     The copy is reset and cleaned, so it holds exactly the commit's tree.
     """
     if not is_remote(source):
@@ -67,7 +76,12 @@ def prepare_working_copy(source: str, dest: Path, commit: str | None = None) -> 
         if not is_git_repository(path):
             raise SandboxError(f"not a git repository (or not its top-level directory): {source}")
         source = str(path.resolve())
-    git(["clone", "--quiet", "--no-checkout", source, str(dest)])
+    if store is None:
+        git(["clone", "--quiet", "--no-hardlinks", "--no-checkout", source, str(dest)])
+    else:
+        git(["clone", "--quiet", "--no-hardlinks", "--bare", source, str(store)])
+        git(["clone", "--quiet", "--no-hardlinks", "--no-checkout", str(store), str(dest)])
+        git(["remote", "set-url", "origin", source], cwd=dest)
     target = commit or "HEAD"
     resolved = git(
         ["rev-parse", "--verify", "--quiet", f"{target}^{{commit}}"], cwd=dest, check=False
@@ -93,8 +107,58 @@ def init_copy(source: Path, dest: Path) -> str:
     return git(["rev-parse", "HEAD"], cwd=dest).strip()
 
 
-def diff_against(repo: Path, base_commit: str) -> str:
-    """`git add -A` then the staged diff against the base commit (new files included,
-    ignored files not)."""
-    git(["add", "-A"], cwd=repo)
-    return git(["diff", "--cached", base_commit, "--"], cwd=repo)
+def host_git_runner(git_dir: Path, work_tree: Path, index: Path) -> GitRunner:
+    """A GitRunner for a working tree the agent writes, on the host: the git directory is our
+    private store, and no system, global or XDG configuration is read, so nothing the agent wrote
+    can name a program for git to run. The tree's .gitattributes still apply, but the filters
+    and drivers they name exist in no configuration. git never follows the tree's symlinks."""
+    env = {
+        "PATH": os.defpath + ":/usr/local/bin",
+        "HOME": str(git_dir),
+        "XDG_CONFIG_HOME": str(git_dir),
+        "LC_ALL": "C",
+        "GIT_DIR": str(git_dir),
+        "GIT_WORK_TREE": str(work_tree),
+        "GIT_INDEX_FILE": str(index),
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "GIT_CONFIG_GLOBAL": os.devnull,
+        "GIT_ATTR_NOSYSTEM": "1",
+        "GIT_TERMINAL_PROMPT": "0",
+        "GIT_OPTIONAL_LOCKS": "0",
+    }
+
+    def run(args: list[str], stdin: bytes | None, timeout: float) -> tuple[int, bytes, bytes]:
+        return run_bounded(["git", *GIT_HARDENING, *args], stdin, timeout, cwd=work_tree, env=env)
+
+    return run
+
+
+def run_bounded(
+    argv: list[str], stdin: bytes | None, timeout: float, *, cwd: Path, env: dict[str, str]
+) -> tuple[int, bytes, bytes]:
+    """Run a process in its own session; after `timeout` seconds kill the whole session and
+    raise TimeoutError."""
+    process = subprocess.Popen(
+        argv,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=cwd,
+        env=env,
+        start_new_session=True,
+    )
+    try:
+        out, err = process.communicate(stdin, timeout=timeout)
+    except BaseException as exc:
+        _kill_session(process.pid)
+        process.communicate()
+        if isinstance(exc, subprocess.TimeoutExpired):
+            raise TimeoutError(f"{argv[0]} did not finish within {timeout:.0f} seconds") from None
+        raise
+    _kill_session(process.pid)
+    return process.returncode, out, err
+
+
+def _kill_session(session_id: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(session_id, signal.SIGKILL)

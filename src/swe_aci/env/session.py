@@ -18,14 +18,17 @@ class SessionEnvironment:
     _session: BashSession | None = None
 
     def _open_session(self, start_transport: Callable[[], ShellTransport], repo: str) -> None:
-        """Start the shell in the repository with the configured variables, then run the
+        """Start the shell in the repository with the configured variables (and directories
+        first on PATH), then run the
         configured setup commands (a failing one is a SandboxError)."""
         exports = {**self.config.env_vars, "ROOT": repo}
+        script = "".join(f"export {k}={shell_quote(v)}\n" for k, v in exports.items())
+        if self.config.path_prepend:
+            script += f'export PATH={shell_quote(":".join(self.config.path_prepend))}:"$PATH"\n'
         self._session = BashSession(
             start_transport,
             output_cap=self.config.output_cap,
-            setup_script="".join(f"export {k}={shell_quote(v)}\n" for k, v in exports.items())
-            + path_prepend_line(self.config.path_prepend),
+            setup_script=script,
             initial_cwd=repo,
         )
         for command in self.config.setup_commands:
@@ -60,9 +63,3 @@ class SessionEnvironment:
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
-
-
-def path_prepend_line(directories: list[str]) -> str:
-    if not directories:
-        return ""
-    return f'export PATH={shell_quote(":".join(directories))}:"$PATH"\n'

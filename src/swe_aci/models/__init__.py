@@ -17,11 +17,26 @@ from swe_aci.models.base import (
     ToolCall,
     ToolSpec,
 )
-from swe_aci.models.config import ModelConfig, Price, RetryConfig
+from swe_aci.models.config import (
+    AnthropicConfig,
+    HumanConfig,
+    LocalConfig,
+    ModelConfig,
+    OpenAIConfig,
+    Price,
+    ReplayConfig,
+    RetryConfig,
+    ScriptedConfig,
+)
 from swe_aci.models.factory import make_model
+from swe_aci.models.reply_format import FormatError, ThoughtActionFormat
 
 __all__ = [
+    "AnthropicConfig",
     "ContextWindowExceeded",
+    "FormatError",
+    "HumanConfig",
+    "LocalConfig",
     "Message",
     "Model",
     "ModelAPIError",
@@ -31,9 +46,13 @@ __all__ = [
     "ModelError",
     "ModelReply",
     "ModelStats",
+    "OpenAIConfig",
     "Price",
+    "ReplayConfig",
     "RepliesExhausted",
     "RetryConfig",
+    "ScriptedConfig",
+    "ThoughtActionFormat",
     "ToolCall",
     "ToolSpec",
     "make_model",

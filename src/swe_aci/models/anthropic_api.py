@@ -18,13 +18,12 @@ from typing import Any
 
 from swe_aci.models.base import (
     Message,
-    ModelConfigError,
     ModelReply,
     ToolCall,
     ToolSpec,
     message_text,
 )
-from swe_aci.models.config import ModelConfig
+from swe_aci.models.config import AnthropicConfig
 from swe_aci.models.credentials import resolve_api_key, resolve_base_url
 from swe_aci.models.pricing import Pricing
 from swe_aci.models.retry import RetryableError, classify_sdk_error, with_retries
@@ -42,9 +41,7 @@ _warned_sampling: set[str] = set()  # model names already told their sampling se
 class AnthropicModel:
     """One `anthropic.Anthropic` client; `query` sends the conversation and prices the reply."""
 
-    def __init__(self, config: ModelConfig, pricing: Pricing | None = None) -> None:
-        if config.grammar is not None:
-            raise ModelConfigError("model.grammar only works with openai/<model> on llama.cpp")
+    def __init__(self, config: AnthropicConfig, pricing: Pricing | None = None) -> None:
         import anthropic
 
         self.name = config.name

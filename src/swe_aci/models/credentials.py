@@ -11,7 +11,7 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 from swe_aci.models.base import ModelConfigError
-from swe_aci.models.config import ModelConfig
+from swe_aci.models.config import HostedConfig
 
 NO_KEY = "no-key"  # sent to keyless servers (vLLM, Ollama, llama.cpp): the SDKs insist on a key
 
@@ -43,7 +43,7 @@ def lookup(variable: str) -> str | None:
     return value or None
 
 
-def resolve_base_url(config: ModelConfig, variable: str) -> str | None:
+def resolve_base_url(config: HostedConfig, variable: str) -> str | None:
     """config.base_url, else `variable` (e.g. OPENAI_BASE_URL); checked to be an http(s) URL."""
     url = config.base_url or lookup(variable)
     if url is None:
@@ -54,7 +54,7 @@ def resolve_base_url(config: ModelConfig, variable: str) -> str | None:
     return url.rstrip("/")
 
 
-def resolve_api_key(config: ModelConfig, variable: str, base_url: str | None) -> str:
+def resolve_api_key(config: HostedConfig, variable: str, base_url: str | None) -> str:
     """The key for `config`; keyless is allowed only for a custom base URL (local servers)."""
     if config.api_key is not None and config.api_key.get_secret_value():
         return config.api_key.get_secret_value()

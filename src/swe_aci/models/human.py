@@ -2,8 +2,8 @@
 
 The last message (the observation) is shown, then the action is read: any number of lines, ended
 by a line holding only `.` or by end of input; an `edit` block also ends at its `end_of_edit` line.
-Input without a fenced block is wrapped as the action of a thought-action response; input that
-already contains a fence line is taken as the whole response.
+Input without a fence line is wrapped as the action of a reply in the agent's format; input that
+already contains one is taken as the whole reply.
 """
 
 from __future__ import annotations
@@ -12,13 +12,20 @@ import sys
 from typing import TextIO
 
 from swe_aci.models.base import Message, ModelAPIError, ModelReply, ToolSpec, message_text
+from swe_aci.models.reply_format import ThoughtActionFormat
 
 
 class HumanModel:
     """Reads each reply from `stdin`, showing the conversation's last message on `stdout`."""
 
-    def __init__(self, stdin: TextIO | None = None, stdout: TextIO | None = None) -> None:
+    def __init__(
+        self,
+        reply_format: ThoughtActionFormat,
+        stdin: TextIO | None = None,
+        stdout: TextIO | None = None,
+    ) -> None:
         self.name = "human"
+        self.reply_format = reply_format
         self.stdin = stdin or sys.stdin
         self.stdout = stdout or sys.stdout
 
@@ -30,9 +37,10 @@ class HumanModel:
         text = self.read_action()
         if not text.strip():
             raise ModelAPIError("human input ended")
-        if any(line.startswith("```") for line in text.splitlines()):
+        if self.reply_format.holds_block(text):
             return ModelReply(content=text)
-        return ModelReply(content=f"DISCUSSION\n(typed by a human)\n\n```\n{text}\n```\n")
+        thought = self.reply_format.discussion("(typed by a human)")
+        return ModelReply(content=self.reply_format.compose(thought, text))
 
     def read_action(self) -> str:
         lines: list[str] = []

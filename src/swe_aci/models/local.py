@@ -7,8 +7,9 @@ manager / atexit stop it, and it exits by itself when its parent dies (its stdin
 or it is re-parented). One server per (model file, runtime settings) is shared by the models of a
 process, so a threaded batch loads the weights once; `parallel` slots let them decode together.
 
-Replies are constrained by the thought-action grammar (grammar.py) unless the config names its own
-grammar, an empty `grammar: ""` switches it off, or tools are offered (function calling).
+Replies are constrained by the grammar of the agent's reply format (reply_format.py) unless the
+config names its own grammar, an empty `grammar: ""` switches it off, the agent expects function
+calls, or tools are offered.
 """
 
 from __future__ import annotations
@@ -24,7 +25,6 @@ import sys
 import tempfile
 import threading
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -37,37 +37,26 @@ from swe_aci.models.base import (
     ModelReply,
     ToolSpec,
 )
-from swe_aci.models.config import ModelConfig, Price
+from swe_aci.models.config import LocalConfig, LocalRuntimeConfig, OpenAIConfig, Price
 from swe_aci.models.fetch import DEFAULT_MODEL, fetch_model, is_path
-from swe_aci.models.grammar import thought_action_grammar
-from swe_aci.models.retry import with_retries
+from swe_aci.models.reply_format import ThoughtActionFormat
 
 PREFIX = "local"
-DEFAULT_MAX_TOKENS = 4096
-DEFAULT_TIMEOUT = 1800.0  # a long prompt on a laptop CPU takes minutes to process
 URL_MARKER = "SWE_ACI_SERVER_URL "
 KEY_ENV = "SWE_ACI_LLAMA_KEY"
 LOG_ENV = "SWE_ACI_LLAMA_LOG"
 LOG_ERROR = re.compile(r"^[\d.]+ E (.*)$")
 
 
-@dataclass(frozen=True)
-class LocalRuntime:
-    """How the server runs. `threads=None` lets llama.cpp pick (it uses the physical cores)."""
-
-    ctx_size: int = 32768
-    parallel: int = 1
-    threads: int | None = None
-    startup_timeout: float = 300.0
-
-    def server_options(self, model_path: Path, alias: str) -> dict[str, Any]:
-        return {
-            "model": str(model_path),
-            "alias": alias,
-            "ctx_size": self.ctx_size * self.parallel,  # llama.cpp splits n_ctx among slots
-            "parallel": self.parallel,
-            "threads": self.threads,
-        }
+def server_options(runtime: LocalRuntimeConfig, model_path: Path, alias: str) -> dict[str, Any]:
+    """What the child process needs to start llama.cpp's server."""
+    return {
+        "model": str(model_path),
+        "alias": alias,
+        "ctx_size": runtime.ctx_size * runtime.parallel,  # llama.cpp splits n_ctx among slots
+        "parallel": runtime.parallel,
+        "threads": runtime.threads,
+    }
 
 
 def model_reference(name: str) -> str:
@@ -220,25 +209,25 @@ SHARED = _SharedServers()
 class LocalModel:
     """The Model protocol over a local llama.cpp server, through the OpenAI-compatible backend."""
 
-    def __init__(self, config: ModelConfig, runtime: LocalRuntime | None = None) -> None:
+    def __init__(self, config: LocalConfig, reply_format: ThoughtActionFormat | None) -> None:
         from swe_aci.models.openai_compat import OpenAICompatModel
         from swe_aci.models.pricing import Pricing
 
         self.name = config.name
-        self.runtime = runtime or LocalRuntime(**config.local.model_dump())
+        grammar = local_grammar(config, reply_format)  # before the server: a bad budget is quick
         reference = model_reference(config.name)
         self.model_path = fetch_model(reference, progress=_stderr)
         alias = self.model_path.stem if is_path(reference) else reference
         self.server: LocalServer | None = SHARED.acquire(
-            self.runtime.server_options(self.model_path, alias), self.runtime.startup_timeout
+            server_options(config.local, self.model_path, alias), config.local.startup_timeout
         )
         try:
-            inner = backend_config(config, self.server, alias)
+            inner = backend_config(config, self.server, alias, grammar)
+            free = Pricing({inner.name: Price(input=0.0, output=0.0)})
+            self.backend = OpenAICompatModel(inner, pricing=free)
         except BaseException:
             self.close()
             raise
-        free = Pricing({**config.prices, inner.name: Price(input=0.0, output=0.0)})
-        self.backend = OpenAICompatModel(inner, pricing=free)
 
     def query(self, messages: list[Message], tools: list[ToolSpec] | None = None) -> ModelReply:
         if self.server is None:
@@ -247,12 +236,7 @@ class LocalModel:
             raise ModelAPIError(
                 f"{self.name}: the local model server died: {self.server.log_tail()}"
             )
-        request = self.backend.request(messages, tools)
-        if tools:  # function calling and a text grammar exclude each other
-            request.get("extra_body", {}).pop("grammar", None)
-        return with_retries(
-            lambda: self.backend.send(request, messages), self.backend.config.retry, self.name
-        )
+        return self.backend.query(messages, tools)
 
     def close(self) -> None:
         if self.server is not None:
@@ -266,27 +250,29 @@ class LocalModel:
         self.close()
 
 
-def backend_config(config: ModelConfig, server: LocalServer, alias: str) -> ModelConfig:
-    """The `openai/<alias>` config that reaches the local server, with the local defaults."""
-    max_tokens = config.max_output_tokens or DEFAULT_MAX_TOKENS
-    grammar = config.grammar
-    if grammar is None:
-        try:
-            grammar = thought_action_grammar(max_tokens)
-        except ValueError as error:
-            raise ModelConfigError(f"{config.name}: {error} (raise max_output_tokens)") from None
-    explicit = config.model_fields_set
-    return config.model_copy(
-        update={
-            "name": f"openai/{alias}",
-            "base_url": server.base_url,
-            "api_key": SecretStr(server.api_key),
-            "api_key_env": None,
-            "max_output_tokens": max_tokens,
-            "grammar": grammar or None,
-            "timeout": config.timeout if "timeout" in explicit else DEFAULT_TIMEOUT,
-            "extra_body": {"cache_prompt": True, **config.extra_body},
-        }
+def local_grammar(config: LocalConfig, reply_format: ThoughtActionFormat | None) -> str | None:
+    """The configured grammar, else the reply format's for this output budget; None for none."""
+    if config.grammar is not None:
+        return config.grammar or None
+    if reply_format is None:
+        return None
+    try:
+        return reply_format.grammar(config.max_output_tokens)
+    except ValueError as error:
+        raise ModelConfigError(f"{config.name}: {error} (raise max_output_tokens)") from None
+
+
+def backend_config(
+    config: LocalConfig, server: LocalServer, alias: str, grammar: str | None
+) -> OpenAIConfig:
+    """The `openai/<alias>` config that reaches the local server."""
+    return OpenAIConfig(
+        **config.model_dump(exclude={"name", "local", "grammar", "extra_body"}),
+        name=f"openai/{alias}",
+        base_url=server.base_url,
+        api_key=SecretStr(server.api_key),
+        grammar=grammar,
+        extra_body={"cache_prompt": True, **config.extra_body},
     )
 
 

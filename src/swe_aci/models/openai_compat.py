@@ -3,7 +3,8 @@
 Works against OpenAI itself and any compatible server (vLLM, Ollama, llama.cpp, ...) given
 `base_url`; such servers may be keyless. The SDK is imported when the model is built, its own
 retries are off (ours are in retry.py). Usage missing from a reply (some servers omit it) is
-estimated at 4 characters per token.
+estimated at 4 characters per token. A configured grammar (llama.cpp) is sent with text queries
+only: function calling and a text grammar exclude each other.
 """
 
 from __future__ import annotations
@@ -13,14 +14,13 @@ from urllib.parse import urlparse
 
 from swe_aci.models.base import (
     Message,
-    ModelConfigError,
     ModelReply,
     ToolCall,
     ToolSpec,
     estimate_tokens,
     message_text,
 )
-from swe_aci.models.config import ModelConfig
+from swe_aci.models.config import OpenAIConfig
 from swe_aci.models.credentials import resolve_api_key, resolve_base_url
 from swe_aci.models.pricing import Pricing
 from swe_aci.models.retry import RetryableError, classify_sdk_error, with_retries
@@ -32,13 +32,11 @@ WIRE_KEYS = ("role", "content", "name", "tool_call_id")
 class OpenAICompatModel:
     """One `openai.OpenAI` client; `query` sends the conversation and prices the reply."""
 
-    def __init__(self, config: ModelConfig, pricing: Pricing | None = None) -> None:
+    def __init__(self, config: OpenAIConfig, pricing: Pricing | None = None) -> None:
         import openai
 
         self.name = config.name
         self.model = config.name.partition("/")[2]
-        if not self.model:
-            raise ModelConfigError(f"model {config.name!r} names no model to ask the server for")
         self.config = config
         self.pricing = pricing or Pricing(config.prices)
         base_url = resolve_base_url(config, "OPENAI_BASE_URL")
@@ -73,7 +71,7 @@ class OpenAICompatModel:
         if tools:
             request["tools"] = openai_tools(tools)
         extra_body = dict(config.extra_body)
-        if config.grammar is not None:
+        if config.grammar is not None and not tools:
             extra_body["grammar"] = config.grammar
         if extra_body:
             request["extra_body"] = extra_body

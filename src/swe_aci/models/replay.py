@@ -3,7 +3,7 @@
 Reads our own trajectories and paper-era SWE-agent `.traj` files alike: both have a top-level
 `trajectory` list whose steps carry the raw model output under `response`. A step without a usable
 response (missing, empty, or a function-calling response whose action lives outside the text) is
-rebuilt as its `thought` followed by its `action` in a fenced block, the thought-action format.
+rebuilt from its `thought` and `action` in the agent's reply format.
 The step that records how an episode exited (action `exit_cost`, `exit_format`...) is not a model
 reply and is skipped; the replay then ends with that same exit status.
 """
@@ -17,6 +17,7 @@ from typing import Any
 
 from swe_aci.models.base import ModelConfigError
 from swe_aci.models.pricing import Pricing
+from swe_aci.models.reply_format import ThoughtActionFormat
 from swe_aci.models.scripted import ScriptedModel
 
 EXIT_ACTION = re.compile(r"(exit_\w+|early_exit)")
@@ -25,13 +26,15 @@ EXIT_ACTION = re.compile(r"(exit_\w+|early_exit)")
 class ReplayModel(ScriptedModel):
     """The responses of a trajectory file as a scripted model named `replay`."""
 
-    def __init__(self, path: str | Path, pricing: Pricing | None = None) -> None:
+    def __init__(
+        self, path: str | Path, reply_format: ThoughtActionFormat, pricing: Pricing | None = None
+    ) -> None:
         self.path = Path(path)
-        responses, recorded_exit = load_responses(self.path)
+        responses, recorded_exit = load_responses(self.path, reply_format)
         super().__init__(responses, name="replay", pricing=pricing, recorded_exit=recorded_exit)
 
 
-def load_responses(path: Path) -> tuple[list[str], str | None]:
+def load_responses(path: Path, reply_format: ThoughtActionFormat) -> tuple[list[str], str | None]:
     """The model outputs of the trajectory at `path` and the exit status it ended with if it did
     not end by `submit` (e.g. `exit_cost` for `submitted (exit_cost)`); ModelConfigError if none."""
     try:
@@ -47,7 +50,7 @@ def load_responses(path: Path) -> tuple[list[str], str | None]:
     for index, step in enumerate(steps):
         if is_exit_step(step):
             continue
-        response = step_response(step) if isinstance(step, dict) else None
+        response = step_response(step, reply_format) if isinstance(step, dict) else None
         if response is None:
             raise ModelConfigError(
                 f"replay file {path}: step {index} has neither a response nor an action"
@@ -71,16 +74,16 @@ def recorded_exit(info: object) -> str | None:
     return match.group(1) if match else None
 
 
-def step_response(step: dict[str, Any]) -> str | None:
+def step_response(step: dict[str, Any], reply_format: ThoughtActionFormat) -> str | None:
     """The recorded response of one step, or one rebuilt from its thought and action."""
     response = step.get("response")
     action = step.get("action")
     action = action.strip("\n") if isinstance(action, str) else ""
-    if isinstance(response, str) and response.strip() and ("```" in response or not action.strip()):
-        return response
+    text = response if isinstance(response, str) else ""
+    if text.strip() and (reply_format.holds_block(text) or not action.strip()):
+        return text
     if not action.strip():
         return None
     thought = step.get("thought")
     thought = thought.strip() if isinstance(thought, str) else ""
-    block = f"```\n{action}\n```\n"
-    return f"{thought}\n{block}" if thought else block
+    return reply_format.compose(thought, action)

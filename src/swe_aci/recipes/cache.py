@@ -16,7 +16,7 @@ from swe_aci.recipes.interpreter import Interpreter
 from swe_aci.tasks import Task
 
 # Bumped when the way environments are built changes, so old cache entries are not reused.
-BUILDER_VERSION = 1
+BUILDER_VERSION = 2
 
 
 def default_cache_dir() -> Path:

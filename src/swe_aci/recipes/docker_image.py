@@ -14,6 +14,7 @@ import shutil
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from swe_aci.recipes.cache import BuildLog, locked, recipe_hash, tree_name
 from swe_aci.recipes.errors import RecipeError
@@ -71,25 +72,25 @@ def docker_build(
         return image, commit
 
 
-def image_commit(client: object, image: str) -> str | None:
+def image_commit(client: Any, image: str) -> str | None:
     import docker
 
     try:
-        labels = client.api.inspect_image(image)["Config"].get("Labels") or {}  # type: ignore[attr-defined]
+        labels = client.api.inspect_image(image)["Config"].get("Labels") or {}
     except docker.errors.ImageNotFound:
         return None
     return labels.get(COMMIT_LABEL)
 
 
 def ensure_python_image(
-    client: object, interpreter: Interpreter, cache_root: Path, echo: Callable[[str], None] | None
+    client: Any, interpreter: Interpreter, cache_root: Path, echo: Callable[[str], None] | None
 ) -> str:
     import docker
 
     name = python_image_name(interpreter)
     with locked(cache_root / "python-image.lock"):
         try:
-            client.api.inspect_image(name)  # type: ignore[attr-defined]
+            client.api.inspect_image(name)
             return name
         except docker.errors.ImageNotFound:
             pass
@@ -116,17 +117,22 @@ def apt_install(packages: str) -> str:
 
 
 def copy_prefix(interpreter: Interpreter, dest: Path) -> None:
-    """The interpreter's prefix without its own test suite (a third of its size)."""
-    stdlib_tests = interpreter.prefix / "lib" / f"python{interpreter.minor}" / "test"
+    """The interpreter's prefix without its own test suite and without the packages installed
+    into it on the host (virtualenvs do not see them; they are often gigabytes)."""
+    stdlib = interpreter.prefix / "lib" / f"python{interpreter.minor}"
 
     def ignore(directory: str, names: list[str]) -> list[str]:
-        return ["test"] if Path(directory, "test") == stdlib_tests else []
+        if Path(directory) == stdlib:
+            return ["test"]
+        if Path(directory) == stdlib / "site-packages":
+            return names
+        return []
 
     shutil.copytree(interpreter.prefix, dest, symlinks=True, ignore=ignore)
 
 
 def build_task_image(
-    client: object,
+    client: Any,
     task: Task,
     interpreter: Interpreter,
     python_image: str,
@@ -157,18 +163,22 @@ def build_task_image(
         lines += [
             f"RUN {json.dumps([*build_env, 'bash', '-c', command])}" for command in recipe.install
         ]
+        lines.append(  # what the install left untracked is ignored, as on the host
+            "RUN git -c safe.directory='*' ls-files --others --directory | sed 's|^|/|' "
+            ">> .git/info/exclude"
+        )
         lines.append(f"LABEL {COMMIT_LABEL}={commit} swe-aci.recipe={image.rsplit(':', 1)[-1]}")
         run_build(client, context, lines, image, log)
     return commit
 
 
-def run_build(client: object, context: Path, lines: list[str], tag: str, log: BuildLog) -> None:
+def run_build(client: Any, context: Path, lines: list[str], tag: str, log: BuildLog) -> None:
     """`docker build` of `lines` in `context`, its output in the log."""
     import docker
 
     (context / "Dockerfile").write_text("\n".join(lines) + "\n")
     log(f"docker build {tag}")
-    api = client.api  # type: ignore[attr-defined]
+    api = client.api
     error = None
     try:
         for chunk in api.build(path=str(context), tag=tag, rm=True, forcerm=True, decode=True):

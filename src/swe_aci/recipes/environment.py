@@ -44,7 +44,7 @@ def task_environment(
     log: Callable[[str], None] | None = None,
 ) -> TaskEnvironment:
     """Build (or find in the cache) what `task` needs on `env_config.backend`. Raises RecipeError."""
-    cache_root = cache_dir or default_cache_dir()
+    cache_root = (cache_dir or default_cache_dir()).expanduser().resolve()
     if task.environment is None:
         image = task.image or official_image(task.instance_id)
         return image_environment(task, env_config, image, official=task.image is None)
@@ -73,8 +73,10 @@ def task_environment(
 def image_environment(
     task: Task, env_config: EnvConfig, image: str, *, official: bool
 ) -> TaskEnvironment:
-    """A prebuilt image holding the repository at `repo_dir` (docker only)."""
+    """A prebuilt image holding the repository at `repo_dir` (docker only; `auto` means docker)."""
     what = "the official SWE-bench image" if official else f"image {image}"
+    if env_config.backend == "auto":
+        env_config = env_config.model_copy(update={"backend": "docker"})
     if env_config.backend != "docker":
         raise RecipeError(
             f"{task.instance_id} runs in {what}: use the docker backend (--env docker), "

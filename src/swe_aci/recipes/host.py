@@ -106,7 +106,10 @@ def install(task: Task, interpreter: Interpreter, tree: Path, venv: Path, log: B
     recipe = task.environment
     assert recipe is not None
     log(f"virtualenv with python {interpreter.version} ({interpreter.executable})")
-    created = run_logged([str(interpreter.executable), "-m", "venv", str(venv)], tree, log)
+    # pip is only needed to install (the sandbox has no network for the agent to use it)
+    without_pip = [] if recipe.install else ["--without-pip"]
+    argv = [str(interpreter.executable), "-m", "venv", *without_pip, str(venv)]
+    created = run_logged(argv, tree, log)
     if created.returncode != 0:
         raise RecipeError(f"cannot create a virtualenv: {last_line(created)}")
     env = build_env(venv)

@@ -3,10 +3,12 @@ own python3.X, or the interpreter swe-aci runs on."""
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import subprocess
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -34,7 +36,10 @@ def find_interpreter(python: str | None) -> Interpreter:
     if python is None:
         return running_interpreter()
     wanted = tuple(int(part) for part in python.split("."))
-    for candidate in [*pyenv_interpreters(), running_interpreter(), *system_interpreters()]:
+    candidates = itertools.chain(
+        pyenv_interpreters(), [running_interpreter()], system_interpreters()
+    )  # lazily: the system ones are only asked for their version when nothing else matched
+    for candidate in candidates:
         have = tuple(int(part) for part in candidate.version.split("."))
         if have[: len(wanted)] == wanted:
             return candidate
@@ -50,6 +55,8 @@ def running_interpreter() -> Interpreter:
     executable = prefix / "bin" / f"python{minor}"
     version = ".".join(str(part) for part in sys.version_info[:3])
     origin = "system" if prefix == Path("/usr") else "running"
+    if prefix.parent == pyenv_root() / "versions":
+        origin = "pyenv"
     return Interpreter(
         version, executable if executable.exists() else Path(sys.executable), prefix, origin
     )
@@ -69,8 +76,7 @@ def pyenv_interpreters() -> list[Interpreter]:
     return sorted(found, key=lambda i: tuple(int(p) for p in i.version.split(".")), reverse=True)
 
 
-def system_interpreters() -> list[Interpreter]:
-    found = []
+def system_interpreters() -> Iterator[Interpreter]:
     for executable in sorted(Path("/usr/bin").glob("python[23].*[0-9]"), reverse=True):
         try:
             output = subprocess.run(
@@ -86,5 +92,4 @@ def system_interpreters() -> list[Interpreter]:
         except (OSError, subprocess.TimeoutExpired):
             continue
         if re.fullmatch(r"\d+\.\d+\.\d+", output):
-            found.append(Interpreter(output, executable, Path("/usr"), "system"))
-    return found
+            yield Interpreter(output, executable, Path("/usr"), "system")

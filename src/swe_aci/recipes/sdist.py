@@ -11,6 +11,7 @@ import hashlib
 import os
 import re
 import shutil
+import ssl
 import subprocess
 import sys
 import tarfile
@@ -82,7 +83,8 @@ def fetch_sdist(requirement: str, sha256: str, cache_dir: Path) -> Path:
         return target
     name, _, version = (part.strip() for part in requirement.partition("=="))
     page = f"{index_url()}/{normalize(name)}/"
-    verify: str | bool = ca_bundle() or True
+    bundle = ca_bundle()
+    verify: ssl.SSLContext | bool = ssl.create_default_context(cafile=bundle) if bundle else True
     try:
         with httpx.Client(timeout=FETCH_TIMEOUT, verify=verify, follow_redirects=True) as client:
             response = client.get(page)

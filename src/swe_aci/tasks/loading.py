@@ -84,6 +84,21 @@ def load_tasks(
     return TaskSet(tasks, problems, source_hash)
 
 
+def load_task(spec: str) -> Task:
+    """One task by `FILE:ID` (for debugging a single instance). Raises TaskFileError."""
+    file, separator, instance_id = spec.rpartition(":")
+    if not separator or not file or not instance_id:
+        raise TaskFileError(f"bad instance {spec!r}: expected FILE:ID")
+    task_set = load_tasks(file)
+    for task in task_set.tasks:
+        if task.instance_id == instance_id:
+            return task
+    for problem in task_set.problems:
+        if problem.instance_id == instance_id:
+            raise TaskFileError(str(problem))
+    raise TaskFileError(f"no task {instance_id!r} in {file}")
+
+
 def parse_row(row: Any, base_dir: Path) -> Task:
     """Validate one row; a relative `path` source becomes absolute against the task file's
     directory. Raises ValueError with a one-line reason."""
@@ -197,12 +212,9 @@ def read_dataset(name: str) -> tuple[list[tuple[str, Any]], str]:
         ) from None
     try:
         if Path(name).is_dir():
-            loaded = datasets.load_from_disk(name)
-            split = (
-                next(iter(loaded.values())) if isinstance(loaded, datasets.DatasetDict) else loaded
-            )
-            if isinstance(loaded, datasets.DatasetDict) and "test" in loaded:
-                split = loaded["test"]
+            split = datasets.load_from_disk(name)
+            if isinstance(split, datasets.DatasetDict):  # the `test` split, else the first one
+                split = split["test"] if "test" in split else next(iter(split.values()))
         else:
             dataset_id, _, split_name = name.partition(":")
             split = datasets.load_dataset(dataset_id, split=split_name or "test")

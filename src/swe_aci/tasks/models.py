@@ -80,6 +80,13 @@ class Task(BaseModel):
     repo_dir: str = Field("/testbed", pattern=r"^/")
     environment: Recipe | None = None
 
+    @field_validator("instance_id")
+    @classmethod
+    def _not_a_directory_name(cls, value: str) -> str:
+        if value in {".", ".."}:
+            raise ValueError("instance_id cannot be . or .. (it names a directory)")
+        return value
+
     @field_validator("FAIL_TO_PASS", "PASS_TO_PASS", mode="before")
     @classmethod
     def _json_string_list(cls, value: Any) -> Any:

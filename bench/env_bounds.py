@@ -1,0 +1,123 @@
+"""Bounds of host-side environment work against hostile files (issue 7, items 5 and 10).
+
+Each case runs in its own process (so its peak RSS is its own) against a small repository:
+
+- fifo:     `mkfifo p`, then read_file("p")             -> seconds until it returns or fails
+- zero:     read_file("/dev/zero")                       -> seconds, peak RSS
+- big-diff: the agent writes a 100 MB text file, then the submission is taken
+            -> seconds, patch bytes, excluded files, peak RSS
+- setup:    creating and closing the environment         -> seconds
+
+    PYTHONPATH=src python3 bench/env_bounds.py [--backends local,bwrap,docker] [--cases ...]
+
+A case that does not finish within --limit seconds is reported as such (the process is killed),
+so the script can also measure code without these bounds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+CASES = ["fifo", "zero", "big-diff", "setup"]
+
+
+def make_repo(root: Path) -> Path:
+    repo = root / "demo"
+    (repo / "pkg").mkdir(parents=True)
+    (repo / "pkg" / "mod.py").write_text("x = 1\n")
+    git = ["git", "-c", "user.name=b", "-c", "user.email=b@l"]
+    subprocess.run([*git, "init", "-q"], cwd=repo, check=True)
+    subprocess.run([*git, "add", "-A"], cwd=repo, check=True)
+    subprocess.run([*git, "commit", "-qm", "init"], cwd=repo, check=True)
+    return repo
+
+
+def run_case(backend: str, case: str) -> dict[str, object]:
+    from swe_aci.env import EnvConfig, make_environment
+
+    with tempfile.TemporaryDirectory(prefix="bench-env-") as scratch:
+        repo = make_repo(Path(scratch))
+        config = EnvConfig(backend=backend, image="swe-aci/base:bookworm")
+        started = time.monotonic()
+        env = make_environment(config, str(repo))
+        result: dict[str, object] = {"backend": backend, "case": case}
+        try:
+            if case == "setup":
+                pass
+            elif case == "fifo":
+                env.run("mkfifo p")
+                started = time.monotonic()
+                result["outcome"] = _outcome(lambda: env.read_file("p"))
+            elif case == "zero":
+                started = time.monotonic()
+                result["outcome"] = _outcome(lambda: env.read_file("/dev/zero"))
+            elif case == "big-diff":
+                env.run(
+                    "yes 'a line of text in a big generated file' | head -c 100000000 > big.txt"
+                )
+                env.run("echo y = 2 >> pkg/mod.py")
+                started = time.monotonic()
+                submission = getattr(env, "submission", None)
+                if submission is not None:
+                    taken = submission()
+                    result["patch_bytes"] = len(taken.patch.encode())
+                    result["excluded"] = [e.path for e in taken.excluded]
+                else:
+                    result["patch_bytes"] = len(env.diff().encode())
+        finally:
+            result["seconds"] = round(time.monotonic() - started, 3)
+            env.close()
+        if case == "setup":
+            result["seconds"] = round(time.monotonic() - started, 3)
+        result["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+        return result
+
+
+def _outcome(read: object) -> str:
+    try:
+        data = read()  # type: ignore[operator]
+    except OSError as error:
+        return f"{type(error).__name__}: {error.strerror}"
+    return f"read {len(data)} bytes"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--backends", default="local,bwrap,docker")
+    parser.add_argument("--cases", default=",".join(CASES))
+    parser.add_argument("--limit", type=float, default=60.0, help="seconds before a case is killed")
+    parser.add_argument("--one", nargs=2, metavar=("BACKEND", "CASE"), help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.one:
+        print(json.dumps(run_case(*args.one)))
+        return
+    for backend in args.backends.split(","):
+        for case in args.cases.split(","):
+            command = [sys.executable, __file__, "--one", backend, case]
+            process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
+            timer = threading.Timer(args.limit, process.kill)
+            timer.start()
+            out, _ = process.communicate()
+            timer.cancel()
+            line = out.strip().splitlines()[-1] if out.strip() else ""
+            if process.returncode != 0 or not line:
+                line = json.dumps(
+                    {
+                        "backend": backend,
+                        "case": case,
+                        "outcome": f"killed or failed after {args.limit:g} s",
+                    }
+                )
+            print(line, flush=True)
+
+
+if __name__ == "__main__":
+    main()

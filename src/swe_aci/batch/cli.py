@@ -1,0 +1,213 @@
+"""`swe-aci batch` and `swe-aci images build`. Heavy modules are imported inside the commands."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+if TYPE_CHECKING:
+    from swe_aci.episode import EpisodeConfig
+    from swe_aci.tasks import TaskSet
+
+InstancesOption = Annotated[
+    str, typer.Option(help="Task file (JSON, JSONL, YAML) or a saved Hugging Face dataset.")
+]
+FilterOption = Annotated[str | None, typer.Option(help="Only ids matching this regex.")]
+SliceOption = Annotated[str | None, typer.Option(help="A:B of the selected tasks (Python slice).")]
+ShuffleOption = Annotated[bool, typer.Option(help="Shuffle the tasks (with --seed).")]
+SeedOption = Annotated[int, typer.Option(help="Seed of --shuffle.")]
+WorkersOption = Annotated[int, typer.Option(min=1, help="Instances at once.")]
+CacheOption = Annotated[
+    Path | None, typer.Option(help="Recipe cache (default ~/.cache/swe-aci/recipes).")
+]
+
+
+def load_selection(
+    instances: str, filter: str | None, slice: str | None, shuffle: bool, seed: int
+) -> TaskSet:
+    """The selected tasks; bad rows are reported on stderr (one line each) and left out."""
+    from rich.console import Console
+
+    from swe_aci.tasks import load_tasks
+
+    task_set = load_tasks(instances, filter=filter, slice=slice, shuffle=shuffle, seed=seed)
+    console = Console(stderr=True, highlight=False, soft_wrap=True)
+    for problem in task_set.problems:
+        console.print(f"[yellow]skipped row:[/] {problem}", markup=True, emoji=False)
+    return task_set
+
+
+def config_record(config: EpisodeConfig) -> tuple[dict[str, Any], str]:
+    """The config as run.yaml stores it (secrets masked) and its hash."""
+    data = config.model_dump(mode="json")
+    digest = hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
+    return data, digest
+
+
+def swe_aci_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("swe-aci")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+def open_batch_log(path: Path) -> logging.Handler:
+    handler = logging.FileHandler(path, encoding="utf-8")
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
+    logger = logging.getLogger("swe_aci.batch")
+    logger.setLevel(logging.INFO)
+    logger.addHandler(handler)
+    return handler
+
+
+def batch_command(
+    instances: InstancesOption,
+    filter: FilterOption = None,
+    slice: SliceOption = None,
+    shuffle: ShuffleOption = False,
+    seed: SeedOption = 0,
+    config: Annotated[
+        Path | None, typer.Option(help="Episode config: a YAML file or a built-in name.")
+    ] = None,
+    model: Annotated[str | None, typer.Option(help="Model name, e.g. openai/gpt-4o.")] = None,
+    env: Annotated[str | None, typer.Option(help="Sandbox: auto, local, bwrap, docker.")] = None,
+    workers: WorkersOption = 1,
+    executor: Annotated[str, typer.Option(help="threads, or ray (pip install 'swe-aci[ray]').")] = (
+        "threads"
+    ),
+    ray_address: Annotated[
+        str | None, typer.Option(help="Ray cluster to use, e.g. ray://head:10001 (default: local).")
+    ] = None,
+    output_dir: Annotated[Path, typer.Option(help="Where results go.")] = Path("batch_output"),
+    redo: Annotated[bool, typer.Option(help="Run instances that already finished again.")] = False,
+    total_cost: Annotated[
+        float, typer.Option(min=0, help="USD; no new instance starts once spent (0: no limit).")
+    ] = 0.0,
+    cache_dir: CacheOption = None,
+    set_: Annotated[
+        list[str] | None, typer.Option("--set", help="Override a config key: a.b.c=value.")
+    ] = None,
+) -> None:
+    """Run the agent on every task of a task file, in parallel; resumable."""
+    from swe_aci.cli import build_config, fail, guarded
+
+    def body() -> None:
+        from rich.console import Console
+
+        from swe_aci.batch.display import LineDisplay, LiveDisplay, summary_table
+        from swe_aci.batch.instance import FatalBatchError
+        from swe_aci.batch.outputs import BatchOutputs, OutputsError
+        from swe_aci.batch.runner import BatchOptions, BatchRunner
+        from swe_aci.tasks import TaskFileError
+
+        if executor not in ("threads", "ray"):
+            fail(f"unknown --executor {executor!r}: threads or ray")
+        if executor == "ray":
+            try:
+                import ray  # noqa: F401
+            except ImportError:
+                fail("the ray executor needs Ray: pip install 'swe-aci[ray]'")
+        try:
+            task_set = load_selection(instances, filter, slice, shuffle, seed)
+        except TaskFileError as error:
+            fail(str(error))
+        episode_config = build_config(
+            config, set_ or [], **{"model.name": model, "env.backend": env}
+        )
+        try:
+            outputs = BatchOutputs(output_dir)
+        except OutputsError as error:
+            fail(str(error))
+        config_data, config_hash = config_record(episode_config)
+        previous = outputs.previous_config_hash()
+        if previous and previous != config_hash and outputs.results and not redo:
+            fail(
+                f"{output_dir} holds results of a different config (run.yaml); "
+                "use another --output-dir, or --redo to run everything again"
+            )
+        outputs.write_run_record(
+            {
+                "swe_aci_version": swe_aci_version(),
+                "started_at": datetime.now(UTC).isoformat(timespec="seconds"),
+                "command": sys.argv,
+                "task_file": str(Path(instances).expanduser().resolve()),
+                "task_file_sha256": task_set.source_hash,
+                "selection": {"filter": filter, "slice": slice, "shuffle": shuffle, "seed": seed},
+                "instances": len(task_set.tasks),
+                "executor": executor,
+                "workers": workers,
+                "model": episode_config.model.name,
+                "config_hash": config_hash,
+                "config": config_data,
+            }
+        )
+        handler = open_batch_log(output_dir / "batch.log")
+        console = Console(highlight=False, soft_wrap=True)
+        options = BatchOptions(
+            workers=workers,
+            executor=executor,  # type: ignore[arg-type]
+            ray_address=ray_address,
+            redo=redo,
+            total_cost=total_cost,
+            cache_dir=cache_dir,
+        )
+        runner = BatchRunner(task_set.tasks, episode_config, outputs, options)
+        display = LiveDisplay(console) if console.is_terminal else LineDisplay(console)
+        try:
+            with display:
+                runner.display = display
+                state = runner.run()
+        except FatalBatchError as error:
+            fail(f"batch stopped: {error}", code=1)
+        finally:
+            logging.getLogger("swe_aci.batch").removeHandler(handler)
+            handler.close()
+        console.print(summary_table(state))
+        console.print(f"predictions: {outputs.preds_path}")
+        if state.stop_reason and state.stop_reason.startswith("interrupted"):
+            raise typer.Exit(130)
+
+    guarded(body)
+
+
+images_app = typer.Typer(help="Environments built from task recipes.", no_args_is_help=True)
+
+
+@images_app.command("build")
+def images_build(
+    instances: InstancesOption,
+    filter: FilterOption = None,
+    slice: SliceOption = None,
+    env: Annotated[
+        str, typer.Option(help="Build for: docker (images), or bwrap/local (host cache).")
+    ] = "docker",
+    workers: WorkersOption = 1,
+    cache_dir: CacheOption = None,
+) -> None:
+    """Build ahead the environments of the tasks that have a recipe; report each failure."""
+    from swe_aci.cli import fail, guarded
+
+    def body() -> None:
+        from swe_aci.batch.prebuild import prebuild
+        from swe_aci.tasks import TaskFileError
+
+        if env not in ("docker", "bwrap", "local", "auto"):
+            fail(f"unknown --env {env!r}: docker, bwrap, local or auto")
+        try:
+            task_set = load_selection(instances, filter, slice, False, 0)
+        except TaskFileError as error:
+            fail(str(error))
+        failures = prebuild(task_set.tasks, env, workers, cache_dir)
+        if failures:
+            raise typer.Exit(1)
+
+    guarded(body)

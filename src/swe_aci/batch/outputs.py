@@ -1,0 +1,119 @@
+"""The batch's output directory: results recorded atomically as they arrive, so a batch killed at
+any instant resumes where it stopped.
+
+`results.json` is the record of finished instances (written after `preds.json`, so every recorded
+instance has its prediction); `exit_statuses.yaml` is derived from it; `run.yaml` says how the run
+was made.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from swe_aci.agent.trajectory import write_json_atomic, write_text_atomic
+
+
+@dataclass
+class InstanceResult:
+    """How one instance ended. `exit_status` None: it did not finish (interrupted)."""
+
+    instance_id: str
+    exit_status: str | None
+    model_patch: str = ""
+    model_name: str = ""
+    cost: float = 0.0
+    api_calls: int = 0
+    steps: int = 0
+    elapsed: float = 0.0
+    error: str | None = None
+
+
+class OutputsError(Exception):
+    """The output directory cannot be used; one line."""
+
+
+class BatchOutputs:
+    """Reads the state a previous run left and records each new result atomically."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        self.results: dict[str, InstanceResult] = {}
+        self.predictions: dict[str, dict[str, str]] = {}
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            raise OutputsError(f"cannot create output directory {directory}: {error}") from None
+        self._load()
+
+    @property
+    def results_path(self) -> Path:
+        return self.directory / "results.json"
+
+    @property
+    def preds_path(self) -> Path:
+        return self.directory / "preds.json"
+
+    def _load(self) -> None:
+        for path, target in ((self.results_path, "results"), (self.preds_path, "predictions")):
+            if not path.exists():
+                continue
+            try:
+                data = json.loads(path.read_text(encoding="utf-8"))
+            except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+                raise OutputsError(f"{path} is unreadable ({error}); move it away") from None
+            if not isinstance(data, dict):
+                raise OutputsError(f"{path} is not a JSON object; move it away")
+            if target == "results":
+                self.results = {key: InstanceResult(**value) for key, value in data.items()}
+            else:
+                self.predictions = data
+        # A result without its prediction cannot be trusted: the instance is redone.
+        self.results = {key: r for key, r in self.results.items() if key in self.predictions}
+
+    def is_done(self, instance_id: str) -> bool:
+        return instance_id in self.results
+
+    def start_instance(self, instance_id: str) -> None:
+        self.start_instance_in(self.directory, instance_id)
+
+    @staticmethod
+    def start_instance_in(directory: Path, instance_id: str) -> None:
+        """An instance (re)starting from scratch: whatever a killed attempt left is removed."""
+        shutil.rmtree(directory / instance_id, ignore_errors=True)
+
+    def record(self, result: InstanceResult) -> None:
+        self.predictions[result.instance_id] = {
+            "instance_id": result.instance_id,
+            "model_name_or_path": result.model_name,
+            "model_patch": result.model_patch,
+        }
+        write_json_atomic(self.preds_path, self.predictions)
+        self.results[result.instance_id] = result
+        write_json_atomic(self.results_path, {k: asdict(v) for k, v in self.results.items()})
+        write_text_atomic(self.directory / "exit_statuses.yaml", self.exit_statuses_yaml())
+
+    def exit_statuses_yaml(self) -> str:
+        grouped: dict[str, list[str]] = {}
+        for result in self.results.values():
+            grouped.setdefault(result.exit_status or "unfinished", []).append(result.instance_id)
+        data = {status: sorted(ids) for status, ids in sorted(grouped.items())}
+        return yaml.safe_dump({"instances_by_exit_status": data}, sort_keys=False)
+
+    def write_run_record(self, record: dict[str, Any]) -> None:
+        write_text_atomic(
+            self.directory / "run.yaml", yaml.safe_dump(record, sort_keys=False, allow_unicode=True)
+        )
+
+    def previous_config_hash(self) -> str | None:
+        path = self.directory / "run.yaml"
+        try:
+            data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        except (OSError, yaml.YAMLError):
+            return None
+        return data.get("config_hash") if isinstance(data, dict) else None

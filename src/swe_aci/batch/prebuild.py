@@ -1,0 +1,57 @@
+"""Building the environments of many tasks ahead of a batch, with a progress display."""
+
+from __future__ import annotations
+
+import time
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from pathlib import Path
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from swe_aci.env.config import EnvConfig
+from swe_aci.tasks import Task
+
+
+def build_one(
+    task: Task, env_config: EnvConfig, cache_dir: Path | None
+) -> tuple[str, float, str | None]:
+    from swe_aci.recipes import RecipeError, task_environment
+
+    started = time.monotonic()
+    try:
+        task_environment(task, env_config, cache_dir=cache_dir)
+    except RecipeError as error:
+        return task.instance_id, time.monotonic() - started, str(error)
+    return task.instance_id, time.monotonic() - started, None
+
+
+def prebuild(tasks: list[Task], backend: str, workers: int, cache_dir: Path | None) -> list[str]:
+    """Build (or find cached) every recipe; returns the failure lines (each names its log)."""
+    console = Console(highlight=False, soft_wrap=True)
+    with_recipe = [task for task in tasks if task.environment is not None]
+    if len(with_recipe) < len(tasks):
+        console.print(f"{len(tasks) - len(with_recipe)} tasks have no recipe (nothing to build)")
+    env_config = EnvConfig(backend=backend)  # type: ignore[arg-type]
+    failures: list[str] = []
+    progress = Progress(
+        TextColumn("building environments"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        disable=not console.is_terminal,
+    )
+    with progress, ThreadPoolExecutor(max_workers=workers) as pool:
+        bar = progress.add_task("build", total=len(with_recipe))
+        futures = [pool.submit(build_one, task, env_config, cache_dir) for task in with_recipe]
+        for future in as_completed(futures):
+            instance_id, seconds, error = future.result()
+            progress.advance(bar)
+            if error is None:
+                console.print(f"built {instance_id} ({seconds:.1f} s)", markup=False)
+            else:
+                failures.append(error)
+                console.print(f"FAILED {error}", markup=False)
+    console.print(f"{len(with_recipe) - len(failures)} built, {len(failures)} failed")
+    return failures

@@ -1,0 +1,111 @@
+"""Leaving nothing behind: owner-labelled temporary directories, and the processes of a local shell.
+
+A process killed with SIGKILL cannot clean up, so what it creates carries its pid: temporary
+directories are named `swe-aci-<pid>-...`, containers carry labels (see docker.py). Creating an
+environment removes those of ours whose owner is dead. A pid reused by an unrelated process keeps
+its stale directory until that process is gone too (never the other way round).
+
+Processes of the local shell that leave its session (`setsid`) are found at close by two traits:
+an environment variable holding the environment's token (inherited by every child), or descent
+from a process that has it (parent links in /proc). Only a process that both drops the variable
+(`env -i`) and daemonises away from the tree (its parent exits) escapes; bwrap and docker have no
+such gap (their pid namespace ends with the shell).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import shutil
+import signal
+import tempfile
+from pathlib import Path
+
+PREFIX = "swe-aci-"
+OWNED = re.compile(rf"^{PREFIX}(\d+)-")
+MARKER_VARIABLE = "SWE_ACI_SANDBOX"
+KILL_ROUNDS = 5
+
+
+def make_root(kind: str = "") -> Path:
+    """A fresh temporary directory named after this process, after sweeping stale ones."""
+    sweep_stale_dirs()
+    return Path(tempfile.mkdtemp(prefix=f"{PREFIX}{os.getpid()}-{kind}"))
+
+
+def pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def sweep_stale_dirs(parent: str | None = None) -> list[Path]:
+    """Remove `swe-aci-<pid>-*` directories whose owner process is gone; return them."""
+    removed = []
+    directory = Path(parent or tempfile.gettempdir())
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(directory):
+            match = OWNED.match(entry.name)
+            if not match or not entry.is_dir(follow_symlinks=False):
+                continue
+            if int(match.group(1)) == os.getpid() or pid_alive(int(match.group(1))):
+                continue
+            shutil.rmtree(entry.path, ignore_errors=True)
+            removed.append(Path(entry.path))
+    return removed
+
+
+def kill_marked_processes(token: str) -> None:
+    """SIGKILL every process whose environment holds the token, and their descendants, in rounds
+    until none is left (a process may fork while we look).
+
+    /proc/<pid>/environ is the environment a process started with: `unset` in the shell does not
+    hide the shell itself, and a pid reused by an unrelated process is never mistaken for ours.
+    """
+    needle = f"{MARKER_VARIABLE}={token}".encode()
+    for _ in range(KILL_ROUNDS):
+        parents: dict[int, int] = {}
+        marked: set[int] = set()
+        for entry in os.scandir("/proc"):
+            if not entry.name.isdigit():
+                continue
+            pid = int(entry.name)
+            try:
+                with open(f"/proc/{pid}/stat", "rb") as handle:
+                    stat = handle.read()
+                with open(f"/proc/{pid}/environ", "rb") as handle:
+                    environ = handle.read()
+            except OSError:
+                continue
+            fields = stat[stat.rfind(b")") + 2 :].split()
+            if fields[0] in (b"Z", b"X"):
+                continue
+            parents[pid] = int(fields[1])
+            if needle in environ.split(b"\0"):
+                marked.add(pid)
+        victims = marked | _descendants(marked, parents)
+        victims.discard(os.getpid())
+        if not victims:
+            return
+        for pid in victims:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+
+
+def _descendants(roots: set[int], parents: dict[int, int]) -> set[int]:
+    children: dict[int, list[int]] = {}
+    for pid, parent in parents.items():
+        children.setdefault(parent, []).append(pid)
+    found: set[int] = set()
+    stack = list(roots)
+    while stack:
+        for child in children.get(stack.pop(), []):
+            if child not in found:
+                found.add(child)
+                stack.append(child)
+    return found

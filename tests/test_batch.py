@@ -1,0 +1,221 @@
+"""`swe-aci batch` on generated task sets with the scripted model: outputs, resumability after
+kill -9, Ctrl-C, bad rows, failing recipes, the cost limit, fatal errors."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+from typer.testing import CliRunner, Result
+
+from batch_helpers import EDIT, SUBMIT, generated_task_file, scripted_overrides
+from swe_aci.cli import app
+
+PLAIN = {"NO_COLOR": "1", "FORCE_COLOR": None, "TTY_COMPATIBLE": None, "COLUMNS": "200"}
+SRC = str(Path(__file__).resolve().parents[1] / "src")
+SLOW_STEP = "DISCUSSION\nWait.\n```\nsleep 1\n```\n"
+
+
+def batch_args(
+    task_file: Path, out: Path, *extra: str, replies: list[str] | None = None
+) -> list[str]:
+    args = ["batch", "--instances", str(task_file), "--output-dir", str(out), "--env", "local"]
+    args += ["--cache-dir", str(task_file.parent / "cache")]
+    for override in scripted_overrides(replies):
+        args += ["--set", override]
+    return [*args, *extra]
+
+
+def cli(*args: str) -> Result:
+    return CliRunner(env=PLAIN).invoke(app, list(args))
+
+
+def results(out: Path) -> dict[str, dict[str, object]]:
+    return json.loads((out / "results.json").read_text())
+
+
+def test_twelve_instances_on_two_threads(tmp_path: Path) -> None:
+    task_file = generated_task_file(tmp_path, 12)
+    out = tmp_path / "out"
+    result = cli(*batch_args(task_file, out, "--workers", "2"))
+    assert result.exit_code == 0, result.output
+    preds = json.loads((out / "preds.json").read_text())
+    assert len(preds) == 12
+    for instance_id, prediction in preds.items():
+        assert set(prediction) == {"instance_id", "model_name_or_path", "model_patch"}
+        assert prediction["instance_id"] == instance_id
+        assert "+    return a + b" in prediction["model_patch"]
+        assert (out / instance_id / f"{instance_id}.traj").is_file()
+    statuses = yaml.safe_load((out / "exit_statuses.yaml").read_text())
+    assert statuses == {"instances_by_exit_status": {"submitted": sorted(preds)}}
+    run = yaml.safe_load((out / "run.yaml").read_text())
+    assert run["model"] == "scripted" and run["instances"] == 12 and run["workers"] == 2
+    assert len(run["task_file_sha256"]) == 64 and run["config"]["model"]["name"] == "scripted"
+    assert "swe_aci_version" in run
+    log = (out / "batch.log").read_text()
+    assert log.count(": submitted") == 12
+    assert "12/12" in result.output and "batch summary" in result.output
+    # Not a terminal: one plain line per instance.
+    assert sum(line.startswith("[") for line in result.output.splitlines()) == 12
+
+    again = cli(*batch_args(task_file, out, "--workers", "2"))
+    assert again.exit_code == 0 and "12 from before" not in again.output
+    assert (
+        "done before (skipped)" in again.output
+        and (out / "batch.log").read_text().count(": submitted") == 12
+    )
+    redo = cli(*batch_args(task_file, out, "--filter", "calc-1$", "--redo"))
+    assert redo.exit_code == 0 and (out / "batch.log").read_text().count(": submitted") == 13
+
+
+def test_a_bad_row_is_reported_and_the_others_run(tmp_path: Path) -> None:
+    task_file = generated_task_file(tmp_path, 2)
+    lines = task_file.read_text().splitlines()
+    broken = json.loads(lines[0]) | {"instance_id": "demo__bad"}
+    del broken["problem_statement"]
+    task_file.write_text("\n".join([lines[0], json.dumps(broken), lines[1]]) + "\n")
+    out = tmp_path / "out"
+    result = cli(*batch_args(task_file, out))
+    assert result.exit_code == 0, result.output
+    assert f"{task_file}, line 2 (demo__bad): missing key problem_statement" in result.stderr
+    assert sorted(results(out)) == ["demo__calc-0", "demo__calc-1"]
+
+
+def test_a_failing_recipe_is_recorded_with_its_log_and_the_others_go_on(tmp_path: Path) -> None:
+    task_file = generated_task_file(tmp_path, 3)
+    rows = [json.loads(line) for line in task_file.read_text().splitlines()]
+    rows[1]["environment"]["prepare"] = ["echo no such tool >&2; exit 7"]
+    task_file.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    out = tmp_path / "out"
+    result = cli(*batch_args(task_file, out, "--workers", "2"))
+    assert result.exit_code == 0, result.output
+    recorded = results(out)
+    assert recorded["demo__calc-1"]["exit_status"] == "error_environment"
+    error = str(recorded["demo__calc-1"]["error"])
+    assert "prepare command failed" in error and "build log:" in error
+    assert "no such tool" in Path(error.rsplit("build log: ", 1)[1].rstrip(")")).read_text()
+    assert (
+        recorded["demo__calc-0"]["exit_status"]
+        == recorded["demo__calc-2"]["exit_status"]
+        == "submitted"
+    )
+    assert json.loads((out / "preds.json").read_text())["demo__calc-1"]["model_patch"] == ""
+
+
+def test_total_cost_limit_stops_starting_instances(tmp_path: Path) -> None:
+    task_file = generated_task_file(tmp_path, 6)
+    out = tmp_path / "out"
+    price = "model.prices={scripted: {input: 10, output: 10}}"
+    args = batch_args(task_file, out, "--total-cost", "0.01", "--workers", "2", "--set", price)
+    result = cli(*args)
+    assert result.exit_code == 0, result.output
+    recorded = results(out)
+    assert 1 <= len(recorded) < 6
+    # the instances already running when the limit was reached finished normally
+    assert {entry["exit_status"] for entry in recorded.values()} == {"submitted"}
+    assert "total cost limit $0.01 reached" in result.output
+
+
+def test_a_fatal_model_error_stops_the_batch_with_one_line(tmp_path: Path) -> None:
+    task_file = generated_task_file(tmp_path, 2)
+    out = tmp_path / "out"
+    args = ["batch", "--instances", str(task_file), "--output-dir", str(out), "--env", "local"]
+    args += ["--model", "anthropic/claude-x"]
+    result = CliRunner(env={**PLAIN, "ANTHROPIC_API_KEY": None}).invoke(app, args)
+    assert result.exit_code == 1, result.output
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error: batch stopped:"), result.stderr
+    assert results(out) == {} if (out / "results.json").exists() else True
+
+
+def run_batch_process(
+    task_file: Path, out: Path, *extra: str, replies: list[str]
+) -> subprocess.Popen[str]:
+    command = [
+        sys.executable,
+        "-m",
+        "swe_aci",
+        *batch_args(task_file, out, *extra, replies=replies),
+    ]
+    return subprocess.Popen(
+        command,
+        env={**os.environ, "PYTHONPATH": SRC, "NO_COLOR": "1"},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,  # kill -9 takes the whole process group, as a crash would
+    )
+
+
+@pytest.mark.slow
+def test_kill_9_at_random_moments_then_resume(tmp_path: Path) -> None:
+    task_file = generated_task_file(tmp_path, 12)
+    out = tmp_path / "out"
+    replies = [EDIT, SLOW_STEP, SUBMIT]
+    chance = random.Random(7)
+    for _ in range(3):
+        process = run_batch_process(task_file, out, "--workers", "2", replies=replies)
+        time.sleep(chance.uniform(1.0, 5.0))
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+        if (out / "preds.json").exists():
+            json.loads((out / "preds.json").read_text())  # valid at every instant
+    process = run_batch_process(task_file, out, "--workers", "2", replies=replies)
+    output, _ = process.communicate(timeout=300)
+    assert process.returncode == 0, output
+    preds = json.loads((out / "preds.json").read_text())
+    recorded = results(out)
+    assert set(preds) == set(recorded) == {f"demo__calc-{n}" for n in range(12)}
+    for instance_id in preds:
+        assert recorded[instance_id]["exit_status"] == "submitted"
+        trajectory = json.loads((out / instance_id / f"{instance_id}.traj").read_text())
+        assert trajectory["info"]["exit_status"] == "submitted"
+        assert [step["action"].strip() for step in trajectory["trajectory"]][-1] == "submit"
+    assert not list(out.glob("**/*.tmp"))
+
+
+def test_ctrl_c_finishes_the_current_step_then_resume_completes(tmp_path: Path) -> None:
+    task_file = generated_task_file(tmp_path, 3)
+    out = tmp_path / "out"
+    replies = [EDIT, SLOW_STEP, SLOW_STEP, SLOW_STEP, SUBMIT]
+    process = run_batch_process(task_file, out, replies=replies)
+    deadline = time.monotonic() + 60
+    while not list(out.glob("demo__calc-*/*.traj")) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    time.sleep(0.5)
+    os.killpg(process.pid, signal.SIGINT)
+    output, _ = process.communicate(timeout=60)
+    assert process.returncode == 130, output
+    interrupted = json.loads((out / "demo__calc-0" / "demo__calc-0.traj").read_text())
+    assert interrupted["info"]["exit_status"] is None and interrupted["trajectory"]
+    assert "demo__calc-0" not in (results(out) if (out / "results.json").exists() else {})
+    assert "interrupted" in output
+    process = run_batch_process(task_file, out, replies=[EDIT, SUBMIT])
+    output, _ = process.communicate(timeout=120)
+    assert process.returncode == 0, output
+    assert sorted(results(out)) == ["demo__calc-0", "demo__calc-1", "demo__calc-2"]
+
+
+def test_unusable_inputs_are_one_line(tmp_path: Path) -> None:
+    task_file = generated_task_file(tmp_path, 1)
+    for args, fragment in [
+        (["batch", "--instances", str(tmp_path / "missing.json")], "task file not found"),
+        (["batch", "--instances", str(task_file), "--slice", "x"], "bad --slice"),
+        (["batch", "--instances", str(task_file), "--executor", "dask"], "unknown --executor"),
+    ]:
+        result = cli(*args)
+        assert result.exit_code == 2, result.output
+        lines = [line for line in result.stderr.splitlines() if line.strip()]
+        assert len(lines) == 1 and fragment in lines[0], result.stderr
+    out = tmp_path / "out"
+    assert cli(*batch_args(task_file, out)).exit_code == 0
+    other = cli(*batch_args(task_file, out, "--set", "agent.limits.max_steps=7"))
+    assert other.exit_code == 2 and "different config" in other.stderr

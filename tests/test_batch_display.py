@@ -1,0 +1,53 @@
+"""The batch's live panel on a terminal and its summary table."""
+
+from __future__ import annotations
+
+import io
+import time
+from collections import Counter
+
+from rich.console import Console
+
+from swe_aci.batch.display import LiveDisplay, headline, summary_table
+from swe_aci.batch.outputs import InstanceResult
+from swe_aci.batch.runner import BatchState, Running
+
+
+def terminal() -> tuple[Console, io.StringIO]:
+    buffer = io.StringIO()
+    return Console(file=buffer, force_terminal=True, width=160, color_system=None), buffer
+
+
+def test_live_panel_shows_progress_running_steps_counts_cost_and_eta() -> None:
+    console, buffer = terminal()
+    state = BatchState(total=10, skipped=2, started=time.monotonic() - 60)
+    state.finished, state.cost = 4, 1.25
+    state.counts = Counter({"submitted": 3, "exit_cost": 1})
+    state.running = {
+        "django__django-1 [x]": Running(time.monotonic() - 5, 7, "open [weird].py\nmore")
+    }
+    with LiveDisplay(console) as display:
+        display.update(state)
+        display.live.refresh()
+        display.instance_finished(state, InstanceResult("a-1", "submitted", cost=0.5, steps=3))
+    text = buffer.getvalue()
+    assert "6/10 done (2 from before), 1 running, $1.25" in text
+    assert "exit_cost 1, submitted 3" in text and "ETA 1:00" in text
+    assert "django__django-1 [x]" in text and "open [weird].py" in text and "more" not in text
+    assert "[6/10] a-1: submitted ($0.5000, 3 steps" in text
+
+
+def test_summary_table_counts_and_stop_reason() -> None:
+    console, buffer = terminal()
+    state = BatchState(total=5, skipped=1)
+    state.finished = 2
+    state.counts = Counter({"submitted": 2})
+    state.stop_reason = "total cost limit $1.00 reached"
+    console.print(summary_table(state))
+    text = buffer.getvalue()
+    assert (
+        "submitted" in text
+        and "3/5" in text
+        and "stopped early: total cost limit $1.00 reached" in text
+    )
+    assert headline(state).startswith("3/5 done")

@@ -1,0 +1,101 @@
+"""The Ray executor on a local Ray cluster (`ray.init(num_cpus=2)`): results arrive at the driver,
+which writes them; a task whose worker dies is retried once, then recorded as an error."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from batch_helpers import EDIT, SUBMIT, generated_task_file, scripted_overrides
+from swe_aci.batch.outputs import BatchOutputs
+from swe_aci.batch.runner import WORKER_DIED, BatchOptions, BatchRunner
+from swe_aci.episode import load_config
+from swe_aci.tasks import load_tasks
+
+ray = pytest.importorskip("ray")
+pytestmark = pytest.mark.slow  # starting a Ray cluster alone takes several seconds here
+
+SLOW_STEP = "DISCUSSION\nWait.\n```\nsleep 1\n```\n"
+KILL_WORKER = "DISCUSSION\nOops.\n```\nkill -9 $PPID\n```\n"
+
+
+@pytest.fixture(scope="module")
+def local_cluster() -> Iterator[None]:
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    yield
+    ray.shutdown()
+
+
+def run_on_ray(tmp_path: Path, task_file: Path, replies: list[str]) -> tuple[BatchRunner, Path]:
+    config = load_config(None, [*scripted_overrides(replies), "env.backend=local"])
+    out = tmp_path / "out"
+    runner = BatchRunner(
+        load_tasks(task_file).tasks,
+        config,
+        BatchOutputs(out),
+        BatchOptions(workers=2, executor="ray", cache_dir=tmp_path / "cache"),
+    )
+    runner.run()
+    return runner, out
+
+
+def test_twelve_instances_on_ray(local_cluster: None, tmp_path: Path) -> None:
+    task_file = generated_task_file(tmp_path, 12)
+    runner, out = run_on_ray(tmp_path, task_file, [EDIT, SUBMIT])
+    preds = json.loads((out / "preds.json").read_text())
+    assert len(preds) == 12 and runner.state.counts == {"submitted": 12}
+    for instance_id, prediction in preds.items():
+        assert "+    return a + b" in prediction["model_patch"]
+        assert (out / instance_id / f"{instance_id}.traj").is_file()
+
+
+def test_a_task_whose_worker_dies_is_retried_once_then_an_error(
+    local_cluster: None, tmp_path: Path
+) -> None:
+    task_file = generated_task_file(tmp_path, 1)
+    runner, out = run_on_ray(tmp_path, task_file, [KILL_WORKER, SUBMIT])
+    recorded = json.loads((out / "results.json").read_text())
+    assert recorded["demo__calc-0"]["exit_status"] == WORKER_DIED
+    assert runner.state.counts == {WORKER_DIED: 1}
+
+
+def test_stop_on_ray_ends_running_episodes_after_their_step(
+    local_cluster: None, tmp_path: Path
+) -> None:
+    task_file = generated_task_file(tmp_path, 4)
+    config = load_config(
+        None, [*scripted_overrides([EDIT, *[SLOW_STEP] * 20, SUBMIT]), "env.backend=local"]
+    )
+    out = tmp_path / "out"
+    runner = BatchRunner(
+        load_tasks(task_file).tasks,
+        config,
+        BatchOutputs(out),
+        BatchOptions(workers=2, executor="ray", cache_dir=tmp_path / "cache"),
+    )
+
+    def stop_once_stepping() -> None:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if any(running.steps >= 2 for running in list(runner.state.running.values())):
+                break
+            time.sleep(0.1)
+        runner.request_stop("interrupted")
+
+    stopper = threading.Thread(target=stop_once_stepping)
+    stopper.start()
+    started = time.monotonic()
+    state = runner.run()
+    stopper.join()
+    assert time.monotonic() - started < 20  # 20 one-second steps were left: they did not run
+    assert state.finished == 0 and state.stop_reason == "interrupted"
+    trajectories = list(out.glob("demo__calc-*/*.traj"))
+    assert len(trajectories) == 2
+    for path in trajectories:
+        trajectory = json.loads(path.read_text())
+        assert trajectory["info"]["exit_status"] is None and len(trajectory["trajectory"]) >= 2
