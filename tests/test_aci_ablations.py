@@ -51,6 +51,7 @@ def episode(make_repo: Callable[..., Path], tmp_path: Path) -> Iterator[Callable
             ACI(env, config.aci),
             output_dir=tmp_path / "out",
             instance_id="calc-1",
+            environment="local",
         )
         result = agent.run("add() subtracts")
         return load_trajectory(result.trajectory_path)

@@ -15,6 +15,7 @@ import typer
 
 from swe_aci.batch.cli import batch_command, images_app
 from swe_aci.evaluate.cli import evaluate_command
+from swe_aci.rag.cli import rag as rag_command
 
 if TYPE_CHECKING:
     from swe_aci.agent.loop import EpisodeResult, StepRecord
@@ -335,10 +336,6 @@ def configs() -> None:
     guarded(body)
 
 
-app.command("batch")(batch_command)
-app.command("evaluate")(evaluate_command)
-app.add_typer(images_app, name="images")
-
 models_app = typer.Typer(help="Local models: fetch the offline model's weights.")
 app.add_typer(models_app, name="models")
 
@@ -359,6 +356,41 @@ def models_fetch(
         typer.echo(str(path))
 
     guarded(body)
+
+
+# Commands of the layers above the episode, each defined beside its layer.
+app.command("batch")(batch_command)
+app.add_typer(images_app, name="images")
+app.command("evaluate")(evaluate_command)
+app.command("rag")(rag_command)
+tasks_app = typer.Typer(help="Build task files (HumanEval, HumanEvalFix).")
+app.add_typer(tasks_app, name="tasks")
+
+
+@tasks_app.command("humaneval")
+def humaneval_command(
+    out: Annotated[Path, typer.Option(help="Directory for tasks.jsonl and the repositories.")],
+    fix: Annotated[
+        Path | None,
+        typer.Option(help="HumanEvalFix rows (HumanEvalPack JSONL/JSON) instead of HumanEval."),
+    ] = None,
+) -> None:
+    """Write HumanEval (or HumanEvalFix) problems as single-file repository tasks."""
+    from swe_aci.tasks.humaneval import HumanEvalError, build_tasks, write_tasks
+
+    try:
+        tasks, problems = build_tasks(fix)
+    except HumanEvalError as error:
+        fail(str(error))
+    for problem in problems:
+        typer.echo(f"skipped {problem}", err=True)
+    if not tasks:
+        fail("no usable rows: nothing written")
+    try:
+        task_file = write_tasks(tasks, out)
+    except OSError as error:
+        fail(f"cannot write to {out}: {error.strerror or error}")
+    typer.echo(f"{len(tasks)} tasks: {task_file}")
 
 
 def main() -> None:

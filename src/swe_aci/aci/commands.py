@@ -6,7 +6,7 @@ read these declarations. Adding a command means adding one `Command` here (its h
 calls a method of one of the ACI's parts: viewer, editor, search) and a test.
 
 The docstrings keep the paper-era wording the published prompts used; search terms are documented
-as literal strings, which they are here.
+as literal strings, which they are here. docs/aci.md shows each command's output.
 """
 
 from __future__ import annotations

@@ -1,7 +1,9 @@
 """The environment protocol: one sandbox holding a repository and one persistent shell.
 
 Every backend (local, bwrap, docker) offers the same small surface; the ACI and the agent loop
-only ever talk to this protocol.
+only ever talk to this protocol. What each backend guarantees against the agent's commands is in
+docs/security.md; the rules a new backend must keep are in docs/extending.md ("An environment
+backend").
 """
 
 from __future__ import annotations

@@ -82,6 +82,8 @@ def prepare_working_copy(
         git(["clone", "--quiet", "--no-hardlinks", "--bare", source, str(store)])
         git(["clone", "--quiet", "--no-hardlinks", "--no-checkout", str(store), str(dest)])
         git(["remote", "set-url", "origin", source], cwd=dest)
+    if not is_remote(source):
+        copy_exclude_rules(Path(source), [dest / ".git"] + ([store] if store else []))
     target = commit or "HEAD"
     resolved = git(
         ["rev-parse", "--verify", "--quiet", f"{target}^{{commit}}"], cwd=dest, check=False
@@ -93,6 +95,19 @@ def prepare_working_copy(
     git(["reset", "--quiet", "--hard", sha], cwd=dest)
     git(["clean", "-fdxq"], cwd=dest)
     return sha
+
+
+def copy_exclude_rules(source: Path, git_dirs: list[Path]) -> None:
+    """Carry the source's `.git/info/exclude` over (clone does not): it names what the source's
+    owner keeps out of diffs, e.g. a recipe's build products. The source is the user's or our
+    own repository, never one the agent wrote."""
+    rules = source / ".git" / "info" / "exclude"
+    if not rules.is_file() or rules.is_symlink():
+        return
+    content = rules.read_bytes()[:1_000_000]
+    for git_dir in git_dirs:
+        (git_dir / "info").mkdir(parents=True, exist_ok=True)
+        (git_dir / "info" / "exclude").write_bytes(content)
 
 
 def init_copy(source: Path, dest: Path) -> str:

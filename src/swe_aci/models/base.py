@@ -2,7 +2,8 @@
 
 Messages are OpenAI-style dicts. Besides the standard keys a message may carry
 `cache_breakpoint: True`, a hint the Anthropic backend turns into `cache_control`; every backend
-drops keys it does not understand before sending.
+drops keys it does not understand before sending. Adding a backend: docs/extending.md ("A model
+backend").
 """
 
 from __future__ import annotations
