@@ -7,8 +7,9 @@ floor of running the same test commands directly in the prepared virtualenvs.
   1 worker, then 2 workers on another empty cache;
 - warm: the environments cached; 1 and 2 workers (each a new output directory);
 - floor: per task, a copy of the cached base tree with the gold and test patches applied and
-  `test_cmd` run with the cached virtualenv active, no sandbox, one at a time and two at a time;
-  only the test commands are timed (copying and patching are not).
+  `test_cmd` run with the cached virtualenv active and the sandbox shell's Python settings, no
+  sandbox, one at a time and two at a time; only the test commands are timed (copying and
+  patching are not).
 
 Also reports how long each warm environment took to be ready (sandbox started at the base, the
 task's interpreter active). Targets: warm within 1.3x of the floor; each environment under 2 s.
@@ -72,6 +73,7 @@ def prepared_tree(task: Task, cache: Path, workdir: Path) -> tuple[Path, dict[st
         subprocess.run(["git", "apply", "-"], cwd=tree, input=(patch or "").encode(), check=True)
     env = dict(os.environ)
     env.update(
+        PYTHONDONTWRITEBYTECODE="1",  # as the sandbox's shell sets it
         VIRTUAL_ENV=str(built.venv),
         PATH=f"{built.venv / 'bin'}:{os.environ['PATH']}",
         PYTHONPATH=f"{tree / 'src'}:{tree}" if built.src_layout else str(tree),

@@ -177,9 +177,9 @@ def test_run_outcomes_report_and_resume(project: Path, cache: Path, tmp_path: Pa
     assert "16.7%" in result.stderr  # 1 of 6 submitted
     assert "14.3%" in result.stderr  # 1 of 7 instances
 
-    again = evaluate(cache, *args, "--ids", "gold,breaks-mul", "--ids", "nope")
+    again = evaluate(cache, *args, "--ids", "gold,breaks-mul,no-tests", "--ids", "nope")
     assert again.exit_code == 0, again.stderr
-    assert again.stderr.count("report kept") == 2
+    assert again.stderr.count("report kept") == 2  # not the error: that is tried again
     assert "--ids not in" in again.stderr and "nope" in again.stderr
     redo = evaluate(cache, *args, "--ids", "gold", "--redo")
     assert redo.exit_code == 0 and "report kept" not in redo.stderr
@@ -327,3 +327,27 @@ def test_docker_and_bwrap_give_the_same_report(project: Path, cache: Path, tmp_p
     for name in ("gold", "empty", "breaks-mul"):
         assert outcomes["bwrap", name] == outcomes["docker", name]
     assert outcomes["docker", "gold"][0] == "resolved"
+
+
+SHIPPED_TASKS = Path(__file__).resolve().parents[1] / "datasets" / "tasks.jsonl"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("backend", ["bwrap", pytest.param("docker", marks=pytest.mark.docker)])
+def test_shipped_tasks_gold_resolves_all_and_empty_none(backend: str, tmp_path: Path) -> None:
+    """The real task set: every gold patch resolved, every empty prediction not (cold cache: the
+    environments are built from their sdists)."""
+    skip_unavailable(backend)
+    if not SHIPPED_TASKS.is_file():
+        pytest.skip(f"no task set at {SHIPPED_TASKS}")
+    ids = [json.loads(line)["instance_id"] for line in SHIPPED_TASKS.read_text().splitlines()]
+    empty = preds(tmp_path / "empty.json", dict.fromkeys(ids, ""))
+    cache = tmp_path / "cache"
+    for predictions, expected in (("gold", ids), (empty, [])):
+        out = tmp_path / f"out-{expected == ids}"
+        args = [predictions, "--instances", SHIPPED_TASKS, "--env", backend, "--workers", "2"]
+        result = evaluate(cache, *args, "--output-dir", out, "--timeout", "600")
+        assert result.exit_code == 0, result.stderr
+        report = json.loads((out / "report.json").read_text())
+        assert report["completed_ids"] == sorted(ids)
+        assert report["resolved_ids"] == sorted(expected)

@@ -72,10 +72,7 @@ def evaluate_command(
             output_dir.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             fail(f"cannot create the output directory {output_dir}: {exc.strerror}")
-        try:
-            reports = run_with_progress(tasks, chosen, env_config, console)
-        except KeyboardInterrupt:
-            fail("interrupted; evaluated instances keep their reports: run again to go on", 130)
+        reports = run_with_progress(tasks, chosen, env_config, console)
         report = run_summary(tasks, chosen, reports)
         write_json_atomic(output_dir / "report.json", report)
         print_summary(report, console)
@@ -123,7 +120,7 @@ def evaluate_command(
                 on_done=done,
             )
 
-    guarded(body)
+    guarded(body, interrupted="evaluated instances keep their reports: run again to go on")
 
 
 def selected_tasks(instances: Path, ids: list[str] | None, console: Console) -> list[Task]:

@@ -131,7 +131,6 @@ def _evaluate_in(
     report: InstanceReport,
     timings: dict[str, float],
 ) -> tuple[InstanceReport, str]:
-    assert task.environment is not None  # checked by evaluation_problem
     work = f"/tmp/swe-aci-eval-{secrets.token_hex(8)}"
     try:
         return _apply_and_test(env, task, patch, timeout, report, timings, work)
@@ -148,7 +147,7 @@ def _apply_and_test(
     timings: dict[str, float],
     work: str,
 ) -> tuple[InstanceReport, str]:
-    assert task.environment is not None
+    assert task.environment is not None  # checked by evaluation_problem
     repo = shlex.quote(env.repo_path)
     with _timed(timings, "patch"):
         if patch.strip():
@@ -284,7 +283,7 @@ def evaluate_all(
     """Evaluate every task that has a prediction, `workers` at a time.
 
     An instance whose saved report was made from the same patch is not evaluated again unless
-    `redo`; `on_done(report, reused)` is called as each instance finishes.
+    `redo` (one that ended in `error` always is: the harness's failure may be gone); `on_done(report, reused)` is called as each instance finishes.
     """
     reports: dict[str, InstanceReport] = {}
     pending: list[tuple[Task, Prediction]] = []
@@ -293,7 +292,11 @@ def evaluate_all(
         if prediction is None:
             continue
         saved = None if redo else load_instance(output_dir, task.instance_id)
-        if saved is not None and saved.patch_sha256 == patch_digest(prediction.model_patch):
+        if (
+            saved is not None
+            and saved.completed
+            and saved.patch_sha256 == patch_digest(prediction.model_patch)
+        ):
             reports[task.instance_id] = saved
             if on_done is not None:
                 on_done(saved, True)
