@@ -52,9 +52,9 @@ def evaluate_command(
         from pydantic import ValidationError
         from rich.console import Console
 
+        from swe_aci.agent.trajectory import write_json_atomic
         from swe_aci.env.config import EnvConfig
         from swe_aci.evaluate.predictions import PredictionsError
-        from swe_aci.evaluate.report import write_json_atomic
         from swe_aci.tasks import TaskFileError
 
         console = Console(stderr=True, highlight=False, soft_wrap=True)

@@ -8,17 +8,15 @@ log) and `report.json` in SWE-bench's per-instance shape (`{id: {"patch_is_None"
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
-import os
-import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ValidationError
 
+from swe_aci.agent.trajectory import write_json_atomic, write_text_atomic
 from swe_aci.evaluate.grading import Grade
 
 Outcome = Literal["resolved", "unresolved", "patch_failed", "timeout", "error"]
@@ -94,25 +92,6 @@ def patch_digest(patch: str) -> str:
     return hashlib.sha256(patch.encode("utf-8")).hexdigest()
 
 
-def write_atomic(path: Path, content: str | bytes) -> None:
-    """Write `path` through a temporary file in its directory and a rename."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    data = content.encode("utf-8") if isinstance(content, str) else content
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(handle, "wb") as stream:
-            stream.write(data)
-        os.replace(temporary, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(temporary)
-        raise
-
-
-def write_json_atomic(path: Path, data: Any) -> None:
-    write_atomic(path, json.dumps(data, indent=2) + "\n")
-
-
 def instance_dir(output_dir: Path, instance_id: str) -> Path:
     return output_dir / instance_id
 
@@ -120,8 +99,8 @@ def instance_dir(output_dir: Path, instance_id: str) -> Path:
 def save_instance(output_dir: Path, report: InstanceReport, patch: str, test_log: str) -> None:
     """Write the instance's patch, test log and report (the report last: it marks completion)."""
     directory = instance_dir(output_dir, report.instance_id)
-    write_atomic(directory / PATCH_FILE, patch)
-    write_atomic(directory / TEST_LOG_FILE, test_log)
+    write_text_atomic(directory / PATCH_FILE, patch)
+    write_text_atomic(directory / TEST_LOG_FILE, test_log)
     write_json_atomic(directory / REPORT_FILE, report.to_json())
 
 

@@ -7,14 +7,12 @@ included files, reply, cost and outcome go to `<out>/records/<instance_id>.json`
 
 from __future__ import annotations
 
-import json
-import os
-import tempfile
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from swe_aci.agent.trajectory import write_json_atomic
 from swe_aci.env.base import Environment, SandboxError
 from swe_aci.env.config import EnvConfig
 from swe_aci.models.base import Model, ModelAuthError, ModelConfigError, ModelError
@@ -180,21 +178,8 @@ def run_rag(
             "model_name_or_path": name,
             "model_patch": record.model_patch,
         }
-        write_json_atomically(records / f"{task.instance_id}.json", asdict(record))
-        write_json_atomically(output_dir / "preds.json", predictions)
+        write_json_atomic(records / f"{task.instance_id}.json", asdict(record))
+        write_json_atomic(output_dir / "preds.json", predictions)
         if on_record is not None:
             on_record(record)
     return predictions
-
-
-def write_json_atomically(path: Path, data: Any) -> None:
-    """Write to a temporary file beside `path`, then rename it over `path`."""
-    descriptor, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    try:
-        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-            json.dump(data, handle, indent=2)
-            handle.write("\n")
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
