@@ -221,3 +221,44 @@ def test_unusable_inputs_are_one_line(tmp_path: Path) -> None:
     assert cli(*batch_args(task_file, out)).exit_code == 0
     other = cli(*batch_args(task_file, out, "--set", "agent.limits.max_steps=7"))
     assert other.exit_code == 2 and "different config" in other.stderr
+
+
+def test_evaluate_grades_each_instance_after_its_episode(tmp_path: Path) -> None:
+    # the host's interpreter has pytest (the recipe's virtualenv installs nothing)
+    test_cmd = f"{sys.executable} -m pytest -rA -p no:cacheprovider"
+    task_file = generated_task_file(tmp_path, 3, test_cmd=test_cmd)
+    out = tmp_path / "out"
+    first = cli(*batch_args(task_file, out, "--slice", "0:1", "--workers", "2"))
+    assert first.exit_code == 0, first.output
+    assert not (out / "evaluation").exists()
+    result = cli(*batch_args(task_file, out, "--evaluate", "--workers", "2"))
+    assert result.exit_code == 0, result.output
+    recorded = results(out)
+    # graded by the workers right after their episodes; the instance of the earlier run without
+    # --evaluate is graded at the end, for the run's report
+    assert [recorded[f"demo__calc-{n}"].get("evaluation") for n in range(3)] == [
+        None,
+        "resolved",
+        "resolved",
+    ]
+    report = json.loads((out / "evaluation" / "report.json").read_text())
+    assert report["resolved_ids"] == [f"demo__calc-{n}" for n in range(3)]
+    assert report["schema_version"] == 2
+    for n in range(3):
+        instance_id = f"demo__calc-{n}"
+        saved = json.loads((out / "evaluation" / instance_id / "report.json").read_text())
+        assert saved[instance_id]["outcome"] == "resolved"
+    assert "resolved" in result.output and "evaluation:" in result.output
+    # `swe-aci evaluate` on the same predictions reuses the reports
+    again = cli(
+        "evaluate",
+        str(out / "preds.json"),
+        "--instances",
+        str(task_file),
+        "--env",
+        "local",
+        "--output-dir",
+        str(out / "evaluation"),
+    )
+    assert again.exit_code == 0, again.output
+    assert again.output.count("report kept") == 3

@@ -25,11 +25,11 @@ from swe_aci.analysis.comparison import ConfigOutcome, comparison_record, config
 from swe_aci.analysis.stats import read_run
 from swe_aci.batch.cli import config_record, open_batch_log, swe_aci_version
 from swe_aci.batch.display import LineDisplay, LiveDisplay
+from swe_aci.batch.evaluation import evaluate_outputs
 from swe_aci.batch.outputs import BatchOutputs, OutputsError
 from swe_aci.batch.runner import BatchOptions, BatchRunner
-from swe_aci.evaluate.harness import DEFAULT_TIMEOUT, evaluate_all
-from swe_aci.evaluate.predictions import Prediction
-from swe_aci.evaluate.report import InstanceReport, run_report
+from swe_aci.evaluate.harness import DEFAULT_TIMEOUT
+from swe_aci.evaluate.report import InstanceReport
 from swe_aci.tasks import Task, TaskSet
 
 if TYPE_CHECKING:  # the config's model moves between modules; only its attributes are used here
@@ -151,14 +151,9 @@ def run_evaluation(
     on_done: OnEvaluated | None = None,
 ) -> dict[str, InstanceReport]:
     """Grade the predictions of the config's finished instances; writes `report.json`."""
-    chosen = {
-        task.instance_id: Prediction.model_validate(outputs.predictions[task.instance_id])
-        for task in tasks
-        if task.instance_id in outputs.results and task.instance_id in outputs.predictions
-    }
-    reports = evaluate_all(
+    reports, _ = evaluate_outputs(
         tasks,
-        chosen,
+        outputs,
         run.config.env,
         directory,
         timeout=options.timeout,
@@ -167,9 +162,6 @@ def run_evaluation(
         cache_dir=options.cache_dir,
         on_done=on_done,
     )
-    empty = [key for key, prediction in chosen.items() if prediction.is_empty]
-    report = run_report([task.instance_id for task in tasks], chosen, empty, reports)
-    write_json_atomic(directory / "report.json", report)
     return reports
 
 

@@ -12,9 +12,14 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from swe_aci.evaluate.harness import DEFAULT_TIMEOUT
+
 if TYPE_CHECKING:
+    from rich.console import Console
+
+    from swe_aci.batch.outputs import BatchOutputs
     from swe_aci.episode import EpisodeConfig
-    from swe_aci.tasks import TaskSet
+    from swe_aci.tasks import Task, TaskSet
 
 InstancesOption = Annotated[
     str, typer.Option(help="Task file (JSON, JSONL, YAML) or a saved Hugging Face dataset.")
@@ -93,6 +98,16 @@ def batch_command(
         float, typer.Option(min=0, help="USD; no new instance starts once spent (0: no limit).")
     ] = 0.0,
     cache_dir: CacheOption = None,
+    evaluate: Annotated[
+        bool,
+        typer.Option(
+            help="Grade each instance's patch right after its episode, in a fresh environment "
+            "(OUT/evaluation/, as swe-aci evaluate writes it)."
+        ),
+    ] = False,
+    evaluation_timeout: Annotated[
+        float, typer.Option(min=1, help="Seconds the tests of one instance may run (--evaluate).")
+    ] = DEFAULT_TIMEOUT,
     set_: Annotated[
         list[str] | None, typer.Option("--set", help="Override a config key: a.b.c=value.")
     ] = None,
@@ -159,6 +174,7 @@ def batch_command(
             redo=redo,
             total_cost=total_cost,
             cache_dir=cache_dir,
+            evaluation_timeout=evaluation_timeout if evaluate else None,
         )
         runner = BatchRunner(task_set.tasks, episode_config, outputs, options)
         display = LiveDisplay(console) if console.is_terminal else LineDisplay(console)
@@ -175,6 +191,29 @@ def batch_command(
         console.print(f"predictions: {outputs.preds_path}")
         if state.stop_reason and state.stop_reason.startswith("interrupted"):
             raise typer.Exit(130)
+        if evaluate:
+            grade(task_set.tasks, outputs, episode_config, console)
+
+    def grade(
+        tasks: list[Task], outputs: BatchOutputs, config: EpisodeConfig, console: Console
+    ) -> None:
+        """The run's evaluation report (instances graded by their workers are not graded again;
+        finished instances of an earlier run without --evaluate are graded now)."""
+        from swe_aci.batch.evaluation import EVALUATION_DIR, evaluate_outputs
+        from swe_aci.evaluate.cli import print_summary
+
+        directory = output_dir / EVALUATION_DIR
+        _, report = evaluate_outputs(
+            tasks,
+            outputs,
+            config.env,
+            directory,
+            timeout=evaluation_timeout,
+            workers=workers,
+            cache_dir=cache_dir,
+        )
+        print_summary(report, console)
+        console.print(f"evaluation: {directory / 'report.json'}")
 
     guarded(body)
 

@@ -32,6 +32,7 @@ class InstanceResult:
     steps: int = 0
     elapsed: float = 0.0
     error: str | None = None
+    evaluation: str | None = None  # with --evaluate: resolved, unresolved, patch_failed...
 
 
 class OutputsError(Exception):

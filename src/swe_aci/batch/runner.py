@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
+from swe_aci.batch.evaluation import evaluate_result
 from swe_aci.batch.instance import EXCEPTION_ERROR, FatalBatchError, run_instance
 from swe_aci.batch.outputs import BatchOutputs, InstanceResult
 from swe_aci.episode import EpisodeConfig
@@ -43,6 +44,7 @@ class BatchOptions:
     redo: bool = False
     total_cost: float = 0.0  # USD; 0 means no limit
     cache_dir: Path | None = None
+    evaluation_timeout: float | None = None  # seconds of each instance's tests; None: no grading
     start_delay: float = 0.5  # seconds: the most a thread worker waits before its first instance
 
 
@@ -169,6 +171,15 @@ class BatchRunner:
                         on_step=lambda *step: self.events.put(("step", step)),
                         should_stop=lambda: self._stopping,
                     )
+                    if self.options.evaluation_timeout is not None:
+                        result = evaluate_result(
+                            task,
+                            result,
+                            self.config,
+                            self.outputs.directory,
+                            self.options.evaluation_timeout,
+                            self.options.cache_dir,
+                        )
                 except FatalBatchError as error:
                     self.events.put(("fatal", (task.instance_id, str(error))))
                     return
@@ -204,7 +215,12 @@ class BatchRunner:
                     if task is None:
                         break
                     ref = remote.remote(
-                        task, self.config, self.outputs.directory, self.options.cache_dir, board
+                        task,
+                        self.config,
+                        self.outputs.directory,
+                        self.options.cache_dir,
+                        board,
+                        self.options.evaluation_timeout,
                     )
                     in_flight[ref] = task.instance_id
                     self._handle("start", task.instance_id)
@@ -278,6 +294,8 @@ class BatchRunner:
         self.state.counts[result.exit_status] += 1
         self.state.cost = self._recorded_cost()
         detail = f" ({result.error})" if result.error else ""
+        if result.evaluation:
+            detail += f", {result.evaluation}"
         logger.info(
             "%s: %s, $%.4f, %d steps, %.1f s%s",
             result.instance_id,
@@ -316,13 +334,19 @@ class StepBoard:
 
 
 def run_on_ray_worker(
-    task: Task, config: EpisodeConfig, output_dir: Path, cache_dir: Path | None, board: Any
+    task: Task,
+    config: EpisodeConfig,
+    output_dir: Path,
+    cache_dir: Path | None,
+    board: Any,
+    evaluation_timeout: float | None = None,
 ) -> InstanceResult:
-    """A Ray task: one instance, from scratch (a retried task starts over)."""
+    """A Ray task: one instance, from scratch (a retried task starts over), graded after its
+    episode when `evaluation_timeout` is set."""
     from swe_aci.batch.outputs import BatchOutputs
 
     BatchOutputs.start_instance_in(output_dir, task.instance_id)
-    return run_instance(
+    result = run_instance(
         task,
         config,
         output_dir,
@@ -330,6 +354,9 @@ def run_on_ray_worker(
         on_step=lambda instance_id, steps, action: board.report.remote(instance_id, steps, action),
         should_stop=lambda: bool(ray_get(board.stopping.remote(), False)),
     )
+    if evaluation_timeout is None:
+        return result
+    return evaluate_result(task, result, config, output_dir, evaluation_timeout, cache_dir)
 
 
 def ray_get(ref: Any, default: Any, timeout: float = 10.0) -> Any:

@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from swe_aci.evaluate.harness import DEFAULT_TIMEOUT
+
 if TYPE_CHECKING:
     from rich.console import Console
 
@@ -40,7 +42,7 @@ def evaluate_command(
     ] = Path("evaluation"),
     timeout: Annotated[
         float, typer.Option(min=1, help="Seconds the tests of one instance may run.")
-    ] = 1800.0,
+    ] = DEFAULT_TIMEOUT,
     redo: Annotated[
         bool, typer.Option(help="Evaluate again instances that have a report.")
     ] = False,

@@ -1,0 +1,85 @@
+"""`swe-aci batch --evaluate`: each instance's patch graded right after its episode, in a fresh
+environment (on the worker that ran it, so grading overlaps the other episodes), and the run's
+report from every finished instance's prediction.
+
+The outputs are those of `swe-aci evaluate --output-dir OUT/evaluation`: the same per-instance
+directories and `report.json`, so either command can finish what the other started.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+from swe_aci.agent.trajectory import write_json_atomic
+from swe_aci.batch.outputs import BatchOutputs, InstanceResult
+from swe_aci.env.config import EnvConfig
+from swe_aci.episode import EpisodeConfig
+from swe_aci.evaluate import InstanceReport, evaluate_all, evaluate_instance
+from swe_aci.evaluate.predictions import Prediction
+from swe_aci.evaluate.report import run_report
+from swe_aci.tasks import Task
+
+EVALUATION_DIR = "evaluation"
+
+
+def evaluate_result(
+    task: Task,
+    result: InstanceResult,
+    config: EpisodeConfig,
+    output_dir: Path,
+    timeout: float,
+    cache_dir: Path | None = None,
+) -> InstanceResult:
+    """The result with the outcome of grading its patch (an interrupted instance is not graded)."""
+    if result.exit_status is None:
+        return result
+    report = evaluate_instance(
+        task,
+        result.model_patch,
+        config.env,
+        output_dir / EVALUATION_DIR,
+        timeout,
+        model_name=config.model.name,
+        cache_dir=cache_dir,
+    )
+    return dataclasses.replace(result, evaluation=report.outcome)
+
+
+def evaluate_outputs(
+    tasks: Iterable[Task],
+    outputs: BatchOutputs,
+    env_config: EnvConfig,
+    directory: Path,
+    *,
+    timeout: float,
+    workers: int = 1,
+    redo: bool = False,
+    cache_dir: Path | None = None,
+    on_done: Callable[[InstanceReport, bool], None] | None = None,
+) -> tuple[dict[str, InstanceReport], dict[str, Any]]:
+    """Grade the predictions of the finished instances (a report made from the same patch is
+    reused) and write the run's `report.json` in `directory`; (reports, run report)."""
+    tasks = list(tasks)
+    chosen = {
+        task.instance_id: Prediction.model_validate(outputs.predictions[task.instance_id])
+        for task in tasks
+        if task.instance_id in outputs.results and task.instance_id in outputs.predictions
+    }
+    reports = evaluate_all(
+        tasks,
+        chosen,
+        env_config,
+        directory,
+        timeout=timeout,
+        workers=workers,
+        redo=redo,
+        cache_dir=cache_dir,
+        on_done=on_done,
+    )
+    empty = [key for key, prediction in chosen.items() if prediction.is_empty]
+    report = run_report([task.instance_id for task in tasks], chosen, empty, reports)
+    write_json_atomic(directory / "report.json", report)
+    return reports, report
