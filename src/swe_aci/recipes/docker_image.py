@@ -9,6 +9,7 @@ toolchain from Debian), and `swe-aci/task:<hash>` adds the base tree at /testbed
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 import tempfile
@@ -27,18 +28,23 @@ BASE_IMAGE = "swe-aci/base:bookworm"
 REPO_DIR = "/testbed"
 VENV = "/opt/venv"
 COMMIT_LABEL = "swe-aci.base-commit"
+# `patch`: the evaluation's fallback for predictions `git apply` rejects (as on the host).
 RUNTIME_PACKAGES = (
     "gcc g++ make libc6-dev pkg-config libssl-dev libffi-dev zlib1g-dev libsqlite3-0 "
-    "libbz2-1.0 liblzma5 libreadline8 libncursesw6 libgdbm6 libuuid1 libexpat1"
+    "libbz2-1.0 liblzma5 libreadline8 libncursesw6 libgdbm6 libuuid1 libexpat1 patch"
 )
 
 
-def task_image_name(digest: str) -> str:
-    return f"swe-aci/task:{digest}"
+def task_image_name(task: Task, interpreter: Interpreter) -> str:
+    """Named by the recipe and the interpreter image it builds on."""
+    inputs = f"{recipe_hash(task, interpreter)}\0{python_image_name(interpreter)}"
+    return f"swe-aci/task:{hashlib.sha256(inputs.encode()).hexdigest()[:24]}"
 
 
 def python_image_name(interpreter: Interpreter) -> str:
-    return f"swe-aci/python:{interpreter.version}-{interpreter.origin}"
+    """Named by the interpreter and the Debian packages beside it (a changed list rebuilds)."""
+    packages = hashlib.sha256(RUNTIME_PACKAGES.encode()).hexdigest()[:8]
+    return f"swe-aci/python:{interpreter.version}-{interpreter.origin}-{packages}"
 
 
 def docker_build(
@@ -47,8 +53,8 @@ def docker_build(
     """(image, base commit) of the task's recipe image, built if missing. Raises RecipeError."""
     from swe_aci.env.docker import connect
 
-    digest = recipe_hash(task, interpreter)
-    image = task_image_name(digest)
+    image = task_image_name(task, interpreter)
+    digest = image.rpartition(":")[2]
     client = connect()
     commit = image_commit(client, image)
     if commit is not None:
