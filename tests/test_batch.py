@@ -262,3 +262,20 @@ def test_evaluate_grades_each_instance_after_its_episode(tmp_path: Path) -> None
     )
     assert again.exit_code == 0, again.output
     assert again.output.count("report kept") == 3
+
+
+def test_the_shell_only_baseline_produces_predictions(tmp_path: Path) -> None:
+    """The paper's shell-only baseline: plain shell edits (sed), then submit, as predictions."""
+    task_file = generated_task_file(tmp_path, 2)
+    out = tmp_path / "out"
+    result = cli(*batch_args(task_file, out, "--config", "shell_only", "--workers", "2"))
+    assert result.exit_code == 0, result.output
+    preds = json.loads((out / "preds.json").read_text())
+    assert sorted(preds) == ["demo__calc-0", "demo__calc-1"]
+    for instance_id, prediction in preds.items():
+        assert prediction["instance_id"] == instance_id
+        assert prediction["model_name_or_path"] == "scripted"
+        assert "+    return a + b" in prediction["model_patch"]
+    assert yaml.safe_load((out / "run.yaml").read_text())["config"]["description"].startswith(
+        "The paper's shell-only baseline"
+    )
