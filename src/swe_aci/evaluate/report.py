@@ -17,7 +17,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ValidationError
 
 from swe_aci.agent.trajectory import write_json_atomic, write_text_atomic
-from swe_aci.evaluate.grading import Grade
+from swe_aci.evaluate.grading import Grade, GradingMode
+from swe_aci.evaluate.integrity import Integrity
 
 Outcome = Literal["resolved", "unresolved", "patch_failed", "timeout", "error"]
 REPORT_FILE = "report.json"
@@ -42,6 +43,9 @@ class InstanceReport(BaseModel):
     tests_status: Grade | None = None
     test_exit_code: int | None = None
     timings: dict[str, float] = {}
+    grading: GradingMode = "lenient"
+    strict: bool = False
+    integrity: Integrity = Integrity()
 
     @property
     def resolved(self) -> bool:
@@ -118,11 +122,17 @@ def run_report(
     submitted_ids: Iterable[str],
     empty_patch_ids: Iterable[str],
     reports: dict[str, InstanceReport],
+    *,
+    grading: GradingMode = "lenient",
+    strict: bool = False,
 ) -> dict[str, Any]:
     """The run's report.json: SWE-bench's schema-2 keys, then ours.
 
     Unlike SWE-bench, empty predictions are evaluated too (their tests must fail at the base), so
-    they count as completed; they are also listed in `empty_patch_ids`.
+    they count as completed; they are also listed in `empty_patch_ids`. `integrity_flagged_ids`
+    are the instances whose prediction changes files that can change how the tests run (see
+    `integrity.py`); `resolved_with_integrity_flags` counts the resolved ones among them (none with
+    `strict`, which grades them unresolved: `strict_unresolved_ids`).
     """
     all_ids = sorted(instance_ids)
     submitted = sorted(set(submitted_ids) & set(all_ids))
@@ -135,6 +145,7 @@ def run_report(
     errors = by_outcome.get("error", [])
     incomplete = sorted(set(all_ids) - set(completed) - set(errors))
     empty = sorted(set(empty_patch_ids) & set(all_ids))
+    flagged = sorted(i for i, report in reports.items() if report.integrity.is_flagged)
     return {
         "total_instances": len(all_ids),
         "submitted_instances": len(submitted),
@@ -153,12 +164,20 @@ def run_report(
         "schema_version": 2,
         "patch_failed_ids": by_outcome.get("patch_failed", []),
         "timeout_ids": by_outcome.get("timeout", []),
+        "grading": grading,
+        "strict": strict,
+        "integrity_flagged_ids": flagged,
+        "resolved_with_integrity_flags": len(set(flagged) & set(resolved)),
+        "strict_unresolved_ids": sorted(
+            i for i, report in reports.items() if report.integrity.strict_unresolved
+        ),
         "instances": {
             instance_id: {
                 "outcome": report.outcome,
                 "message": report.message,
                 **report.counts(),
                 "timings": report.timings,
+                "integrity_flags": len(report.integrity.flagged),
             }
             for instance_id, report in sorted(reports.items())
         },
