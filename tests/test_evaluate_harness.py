@@ -228,6 +228,9 @@ def test_bad_inputs_are_one_line(
     good = preds(tmp_path / "good.json", {"calc-1": GOLD})
     one_line_error(evaluate(cache, good, "--instances", tmp_path / "absent.json"), "absent.json")
     one_line_error(evaluate(cache, good, "--instances", tasks, "--env", "vm"), "unknown sandbox")
+    one_line_error(
+        evaluate(cache, good, "--instances", tasks, "--grading", "loose"), "unknown --grading"
+    )
     monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/no-daemon.sock")
     one_line_error(
         evaluate(cache, good, "--instances", tasks, "--env", "docker", "--output-dir", tmp_path),

@@ -210,3 +210,24 @@ def test_a_prediction_cannot_replace_the_runner_or_report_after_it(
     assert "1 failed, 1 passed" in log
     if name != "atexit":
         assert report.integrity.flagged
+
+
+def test_the_grading_mode_is_recorded_and_a_report_of_another_mode_is_not_reused(
+    project: Path, cache: Path, tmp_path: Path
+) -> None:
+    tasks = tmp_path / "tasks.json"
+    tasks.write_text(json.dumps([row(project, "calc")]))
+    preds = tmp_path / "preds.json"
+    preds.write_text(json.dumps({"calc": {"instance_id": "calc", "model_patch": GOLD}}))
+    out = tmp_path / "out"
+    args = [preds, "--instances", tasks, "--env", "local", "--output-dir", out]
+    assert evaluate(cache, *args).exit_code == 0
+    assert json.loads((out / "report.json").read_text())["grading"] == "lenient"
+    result = evaluate(cache, *args, "--grading", "swebench")
+    assert result.exit_code == 0, result.stderr
+    assert "report kept" not in result.stderr
+    report = json.loads((out / "report.json").read_text())
+    assert report["grading"] == "swebench" and report["resolved_ids"] == ["calc"]
+    assert json.loads((out / "calc" / "report.json").read_text())["calc"]["grading"] == "swebench"
+    again = evaluate(cache, *args, "--grading", "swebench")
+    assert "report kept" in again.stderr
