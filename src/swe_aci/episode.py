@@ -89,8 +89,8 @@ def check_instance_id(instance_id: str) -> str:
     """The id, if it can name files inside the output directory; else UsageError."""
     if not is_valid_instance_id(instance_id):
         raise UsageError(
-            f"invalid instance id {instance_id!r}: use letters, digits, '_', '.' and '-' only "
-            "(not '.' or '..')"
+            f"invalid instance id {instance_id!r}: use at most 128 letters, digits, '_', '.' "
+            "and '-' (not '.' or '..')"
         )
     return instance_id
 

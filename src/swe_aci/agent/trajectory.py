@@ -47,7 +47,7 @@ STEP_DEFAULTS: dict[str, Any] = {
     "execution_time": 0.0,
     "query": [],
 }
-INSTANCE_ID = re.compile(r"[A-Za-z0-9_.-]+")
+INSTANCE_ID = re.compile(r"[A-Za-z0-9_.-]{1,128}")  # tasks.models.MAX_INSTANCE_ID_LENGTH
 # Paper-era instance template: the issue sits between these two markers.
 _PAPER_ISSUE = re.compile(r"ISSUE:\n(.*?)\n\nINSTRUCTIONS:", re.DOTALL)
 

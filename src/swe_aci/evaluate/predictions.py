@@ -10,9 +10,12 @@ import json
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, Field, ValidationError
+
+from swe_aci.tasks.models import INSTANCE_ID_PATTERN, MAX_INSTANCE_ID_LENGTH
 
 GOLD = "gold"
+TOO_DEEP = "nested too deeply to read (a prediction is a flat object)"
 
 
 class PredictionsError(Exception):
@@ -20,7 +23,7 @@ class PredictionsError(Exception):
 
 
 class Prediction(BaseModel):
-    instance_id: str
+    instance_id: str = Field(pattern=INSTANCE_ID_PATTERN, max_length=MAX_INSTANCE_ID_LENGTH)
     model_name_or_path: str = ""
     model_patch: str = ""
 
@@ -66,6 +69,8 @@ def _json_rows(text: str, path: Path) -> list[tuple[str, Any]]:
         data = json.loads(text)
     except json.JSONDecodeError as whole_error:
         return _jsonl_rows(text, path, whole_error)
+    except RecursionError:
+        raise PredictionsError(f"{path}: {TOO_DEEP}") from None
     if isinstance(data, dict):
         if "instance_id" in data:  # a JSONL file of one line
             return [("line 1", data)]
@@ -90,6 +95,8 @@ def _jsonl_rows(text: str, path: Path, whole_error: json.JSONDecodeError) -> lis
                     f"{whole_error.lineno} column {whole_error.colno}"
                 ) from None
             raise PredictionsError(f"{path}: line {number} is not JSON: {exc.msg}") from None
+        except RecursionError:
+            raise PredictionsError(f"{path}: line {number}: {TOO_DEEP}") from None
     return rows
 
 

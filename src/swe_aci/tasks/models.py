@@ -9,6 +9,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 INSTANCE_ID_PATTERN = r"^[A-Za-z0-9_.-]+$"
+# It names files and directories (with suffixes), docker containers and image tags (<= 128).
+MAX_INSTANCE_ID_LENGTH = 128
 LogParser = Literal["pytest", "django", "sympy", "unittest"]
 RevertField = Literal["patch", "test_patch"]
 
@@ -64,7 +66,7 @@ class Task(BaseModel):
 
     model_config = ConfigDict(extra="ignore")
 
-    instance_id: str = Field(pattern=INSTANCE_ID_PATTERN)
+    instance_id: str = Field(pattern=INSTANCE_ID_PATTERN, max_length=MAX_INSTANCE_ID_LENGTH)
     repo: str
     problem_statement: str
     hints_text: str = ""
@@ -94,7 +96,7 @@ class Task(BaseModel):
         if isinstance(value, str):
             try:
                 return json.loads(value) if value.strip() else []
-            except json.JSONDecodeError:
+            except (json.JSONDecodeError, RecursionError):
                 raise ValueError("not a list of test ids nor a JSON string of one") from None
         return value
 
