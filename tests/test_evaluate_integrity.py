@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import difflib
 import json
+import shutil
 import sys
 from pathlib import Path
 from typing import Any
 
+import _pytest
+import pluggy
 import pytest
 from typer.testing import CliRunner, Result
 
@@ -231,3 +234,21 @@ def test_the_grading_mode_is_recorded_and_a_report_of_another_mode_is_not_reused
     assert json.loads((out / "calc" / "report.json").read_text())["calc"]["grading"] == "swebench"
     again = evaluate(cache, *args, "--grading", "swebench")
     assert "report kept" in again.stderr
+
+
+def test_a_repository_holding_pytest_at_its_base_runs_its_own(
+    project: Path, tmp_path_factory: pytest.TempPathFactory, tmp_path: Path
+) -> None:
+    """pytest's own repository: the runner modules it has at the base are not guarded, so its
+    tests run with its pytest (here the host's pytest copied in, announcing itself)."""
+    root = tmp_path_factory.mktemp("calc-with-pytest")
+    shutil.copytree(project, root, dirs_exist_ok=True)
+    for module in (pytest, _pytest, pluggy):
+        shutil.copytree(Path(module.__file__).parent, root / module.__name__)
+    init = root / "pytest" / "__init__.py"
+    init.write_text(init.read_text() + "\nprint('own pytest of the repository')\n")
+    report = grade(root, tmp_path / "cache", tmp_path, "own-pytest", GOLD)
+    assert report.outcome == "resolved", report.message
+    assert (
+        "own pytest of the repository" in (tmp_path / "own-pytest" / "test_output.txt").read_text()
+    )
