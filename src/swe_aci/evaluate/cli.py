@@ -75,6 +75,7 @@ def evaluate_command(
         from swe_aci.agent.trajectory import write_json_atomic
         from swe_aci.env.config import EnvConfig
         from swe_aci.evaluate.predictions import PredictionsError
+        from swe_aci.output_lock import OutputLock, OutputLockError
         from swe_aci.tasks import TaskFileError
 
         console = Console(stderr=True, highlight=False, soft_wrap=True)
@@ -94,9 +95,14 @@ def evaluate_command(
             output_dir.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             fail(f"cannot create the output directory {output_dir}: {exc.strerror}")
-        reports = run_with_progress(tasks, chosen, env_config, console)
-        report = run_summary(tasks, chosen, reports, grading, strict)
-        write_json_atomic(output_dir / "report.json", report)
+        try:
+            lock = OutputLock.acquire(output_dir, "evaluate")
+        except OutputLockError as exc:
+            fail(str(exc))
+        with lock:
+            reports = run_with_progress(tasks, chosen, env_config, console)
+            report = run_summary(tasks, chosen, reports, grading, strict)
+            write_json_atomic(output_dir / "report.json", report)
         print_summary(report, console)
         console.print(f"report: {output_dir / 'report.json'}")
 
