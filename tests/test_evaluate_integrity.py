@@ -252,3 +252,25 @@ def test_a_repository_holding_pytest_at_its_base_runs_its_own(
     assert (
         "own pytest of the repository" in (tmp_path / "own-pytest" / "test_output.txt").read_text()
     )
+
+
+SHIPPED_TASKS = Path(__file__).resolve().parents[1] / "datasets" / "tasks.jsonl"
+SHIPPED_CHEAT = (
+    "--- a/tests/test_strutils.py\n+++ b/tests/test_strutils.py\n@@ -274,3 +274,7 @@\n"
+    "     assert b2h(-(1024 ** 2)) == '-1M'\n     # ndigits controls the fractional part.\n"
+    "     assert b2h(1024, 2) == '1.00K'\n+\n+\n+def test_singularize_double_s():\n+    pass\n"
+)
+
+
+@pytest.mark.slow
+def test_a_shipped_row_is_not_fooled_by_a_test_of_the_fail_to_pass_name(tmp_path: Path) -> None:
+    """The attack on a row of datasets/tasks.jsonl itself (its environment built from the sdist)."""
+    skip_unavailable("bwrap")
+    instance_id = "mahmoud__boltons-26.0.0-singularize-double-s"
+    rows = [json.loads(line) for line in SHIPPED_TASKS.read_text().splitlines()]
+    task = Task.model_validate(next(r for r in rows if r["instance_id"] == instance_id))
+    config = EnvConfig(backend="bwrap")
+    report = evaluate_instance(task, SHIPPED_CHEAT, config, tmp_path, 600, cache_dir=tmp_path / "c")
+    assert report.outcome == "unresolved", report.message
+    assert report.tests_status is not None
+    assert report.tests_status.FAIL_TO_PASS.failure == task.FAIL_TO_PASS

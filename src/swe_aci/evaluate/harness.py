@@ -176,7 +176,7 @@ def _apply_and_test(
     log_path = f"{work}/test_output.txt"
     with _timed(timings, "tests"):
         result = env.run(
-            f"cd {repo} && {guard.prefix} && ( {task.environment.test_cmd}\n) > {log_path} 2>&1",
+            f"cd {repo} && ( {guard.prefix}\n{task.environment.test_cmd}\n) > {log_path} 2>&1",
             timeout=timeout,
         )
     test_log = _read_log(env, log_path)
