@@ -93,7 +93,17 @@ def test_an_instance_id_too_long_to_name_files_is_a_bad_row(tmp_path: Path) -> N
     results = json.loads((tmp_path / "out" / "results.json").read_text())
     assert list(results) == ["demo__calc-0"]
     assert_one_line_error(
-        swe_aci("run", "--repo", ".", "--issue", "x", "--instance-id", LONG_ID, cwd=tmp_path),
+        swe_aci(
+            "run",
+            "--repo",
+            "projects/p0",
+            "--issue",
+            "x",
+            "--instance-id",
+            LONG_ID,
+            *settings,
+            cwd=tmp_path,
+        ),
         "at most 128",
     )
 
