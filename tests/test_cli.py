@@ -15,9 +15,9 @@ import pytest
 import yaml
 from typer.testing import CliRunner, Result
 
-from swe_aci.agent.config import builtin_config_dir
 from swe_aci.agent.trajectory import load_trajectory
 from swe_aci.cli import app
+from swe_aci.configuration import builtin_config_dir
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
@@ -357,7 +357,7 @@ def test_a_builtin_config_in_a_group_is_listed_and_runs_by_name(
     (builtin / "ablations" / "window_30.yaml").write_text(
         'extends: default\ndescription: "a 30-line window"\naci:\n  window: 30\n'
     )
-    monkeypatch.setattr("swe_aci.agent.config.builtin_config_dir", lambda: builtin)
+    monkeypatch.setattr("swe_aci.configuration.builtin_config_dir", lambda: builtin)
     listed = cli("configs")
     assert "ablations/window_30  a 30-line window" in listed.stdout
     result = cli(

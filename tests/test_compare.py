@@ -186,7 +186,7 @@ def test_config_names(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (builtin / "ablations").mkdir(parents=True)
     (builtin / "default.yaml").write_text("description: d\n")
     (builtin / "ablations" / "window_30.yaml").write_text("extends: default\n")
-    monkeypatch.setattr("swe_aci.agent.config.builtin_config_dir", lambda: builtin)
+    monkeypatch.setattr("swe_aci.configuration.builtin_config_dir", lambda: builtin)
     assert resolve_config("ablations/window_30") == (
         "ablations/window_30",
         builtin / "ablations" / "window_30.yaml",

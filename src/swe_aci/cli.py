@@ -74,8 +74,8 @@ def fail(message: str, code: int = 2) -> NoReturn:
 
 def user_errors() -> tuple[type[Exception], ...]:
     """The exception types whose message is meant for the user."""
-    from swe_aci.agent.config import ConfigError
     from swe_aci.agent.trajectory import TrajectoryError
+    from swe_aci.configuration import ConfigError
     from swe_aci.env.base import SandboxError
     from swe_aci.episode import UsageError
     from swe_aci.models.base import ModelAuthError, ModelConfigError
@@ -364,7 +364,7 @@ def configs() -> None:
     """List the built-in configs (use one with --config NAME) and what each is for."""
 
     def body() -> None:
-        from swe_aci.agent.config import builtin_configs
+        from swe_aci.configuration import builtin_configs
 
         listed = builtin_configs()
         width = max(map(len, listed), default=0)

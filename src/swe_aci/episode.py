@@ -17,23 +17,16 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from swe_aci.aci import ACIConfig
-from swe_aci.agent.config import (
-    AgentConfig,
-    ConfigError,
-    load_validated,
-    resolve_config_path,
-)
+from swe_aci.agent.config import AgentConfig
 from swe_aci.agent.loop import Agent, EpisodeResult, StepRecord
-from swe_aci.agent.trajectory import (
-    TrajectoryError,
-    instance_id_from,
-    is_valid_instance_id,
-    load_trajectory,
-)
+from swe_aci.agent.templates import load_demonstrations
+from swe_aci.agent.trajectory import TrajectoryError
+from swe_aci.configuration import ConfigError, load_validated, resolve_config_path
 from swe_aci.env.base import SandboxError
 from swe_aci.env.config import EnvConfig
 from swe_aci.env.repo import init_copy, is_git_repository, is_remote, repo_name
 from swe_aci.models.config import ModelConfig
+from swe_aci.records import check_instance_id, instance_id_from
 
 FILE_SUFFIX = re.compile(r"\.[A-Za-z][A-Za-z0-9]{0,7}")
 
@@ -63,11 +56,10 @@ def load_config(path: str | Path | None = None, overrides: Sequence[str] = ()) -
     """
     config_path = resolve_config_path(path)
     config = load_validated(EpisodeConfig, config_path, overrides)
-    for demonstration in config.agent.demonstrations:
-        try:
-            load_trajectory(demonstration)
-        except TrajectoryError as error:
-            raise ConfigError(f"config {config_path}: agent.demonstrations: {error}") from None
+    try:
+        load_demonstrations(config.agent.demonstrations)
+    except TrajectoryError as error:
+        raise ConfigError(f"config {config_path}: agent.demonstrations: {error}") from None
     return config
 
 
@@ -83,16 +75,6 @@ def instance_id_for(source: str, problem_statement: str) -> str:
     """A readable, stable id: the repository name plus a short hash of the issue text."""
     digest = hashlib.sha1(problem_statement.encode()).hexdigest()[:8]
     return f"{instance_id_from(repo_name(source), 'repo')}-{digest}"
-
-
-def check_instance_id(instance_id: str) -> str:
-    """The id, if it can name files inside the output directory; else UsageError."""
-    if not is_valid_instance_id(instance_id):
-        raise UsageError(
-            f"invalid instance id {instance_id!r}: use letters, digits, '_', '.' and '-' only "
-            "(not '.' or '..')"
-        )
-    return instance_id
 
 
 @contextmanager

@@ -19,8 +19,6 @@ from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 
-from swe_aci.agent.config import builtin_configs, resolve_config_path
-from swe_aci.agent.trajectory import write_json_atomic
 from swe_aci.analysis.comparison import ConfigOutcome, comparison_record, config_outcome
 from swe_aci.analysis.stats import read_run
 from swe_aci.batch.cli import config_record, open_batch_log, swe_aci_version
@@ -28,8 +26,10 @@ from swe_aci.batch.display import LineDisplay, LiveDisplay
 from swe_aci.batch.evaluation import evaluate_outputs
 from swe_aci.batch.outputs import BatchOutputs, OutputsError
 from swe_aci.batch.runner import BatchOptions, BatchRunner
+from swe_aci.configuration import builtin_configs, resolve_config_path
 from swe_aci.evaluate.harness import DEFAULT_TIMEOUT
 from swe_aci.evaluate.report import InstanceReport
+from swe_aci.records import write_json_atomic
 from swe_aci.tasks import Task, TaskSet
 
 if TYPE_CHECKING:  # the config's model moves between modules; only its attributes are used here

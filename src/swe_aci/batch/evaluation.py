@@ -13,13 +13,12 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from swe_aci.agent.trajectory import write_json_atomic
 from swe_aci.batch.outputs import BatchOutputs, InstanceResult
 from swe_aci.env.config import EnvConfig
 from swe_aci.episode import EpisodeConfig
 from swe_aci.evaluate import InstanceReport, evaluate_all, evaluate_instance
-from swe_aci.evaluate.predictions import Prediction
 from swe_aci.evaluate.report import run_report
+from swe_aci.records import write_json_atomic
 from swe_aci.tasks import Task
 
 EVALUATION_DIR = "evaluation"
@@ -64,7 +63,7 @@ def evaluate_outputs(
     reused) and write the run's `report.json` in `directory`; (reports, run report)."""
     tasks = list(tasks)
     chosen = {
-        task.instance_id: Prediction.model_validate(outputs.predictions[task.instance_id])
+        task.instance_id: outputs.predictions[task.instance_id]
         for task in tasks
         if task.instance_id in outputs.results and task.instance_id in outputs.predictions
     }

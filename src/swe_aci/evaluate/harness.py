@@ -26,7 +26,6 @@ from swe_aci.env.config import EnvConfig
 from swe_aci.env.factory import make_environment
 from swe_aci.evaluate.grading import grade
 from swe_aci.evaluate.parsers import PARSERS, StatusMap, TestStatus, parse_log
-from swe_aci.evaluate.predictions import Prediction
 from swe_aci.evaluate.report import (
     InstanceReport,
     load_instance,
@@ -34,6 +33,7 @@ from swe_aci.evaluate.report import (
     save_instance,
 )
 from swe_aci.recipes import RecipeError, task_environment
+from swe_aci.records import Prediction
 from swe_aci.tasks import Task
 
 # Keep at most this much of a test log (its end: the summaries are there).

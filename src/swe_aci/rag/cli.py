@@ -39,7 +39,7 @@ def rag(
     from swe_aci.cli import fail, guarded
 
     def body() -> None:
-        from swe_aci.agent.config import ConfigError
+        from swe_aci.configuration import ConfigError
         from swe_aci.episode import check_writable
         from swe_aci.rag.bm25 import RetrievalUnavailable, bm25s_module
         from swe_aci.rag.config import load_rag_config
@@ -78,7 +78,7 @@ def rag(
             output_dir,
             on_record=on_record,
         )
-        applied = sum(1 for prediction in predictions.values() if prediction["model_patch"])
+        applied = sum(1 for prediction in predictions.values() if prediction.model_patch)
         typer.echo(
             f"{applied} of {len(predictions)} predictions hold a patch that applies "
             f"(cost ${sum(costs):.4f}); predictions: {output_dir / 'preds.json'}"

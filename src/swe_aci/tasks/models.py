@@ -8,7 +8,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-INSTANCE_ID_PATTERN = r"^[A-Za-z0-9_.-]+$"
+from swe_aci.records import INSTANCE_ID_RULE, is_valid_instance_id
+
 LogParser = Literal["pytest", "django", "sympy", "unittest"]
 RevertField = Literal["patch", "test_patch"]
 
@@ -64,7 +65,7 @@ class Task(BaseModel):
 
     model_config = ConfigDict(extra="ignore")
 
-    instance_id: str = Field(pattern=INSTANCE_ID_PATTERN)
+    instance_id: str
     repo: str
     problem_statement: str
     hints_text: str = ""
@@ -82,9 +83,9 @@ class Task(BaseModel):
 
     @field_validator("instance_id")
     @classmethod
-    def _not_a_directory_name(cls, value: str) -> str:
-        if value in {".", ".."}:
-            raise ValueError("instance_id cannot be . or .. (it names a directory)")
+    def _names_a_directory(cls, value: str) -> str:
+        if not is_valid_instance_id(value):
+            raise ValueError(INSTANCE_ID_RULE)
         return value
 
     @field_validator("FAIL_TO_PASS", "PASS_TO_PASS", mode="before")
