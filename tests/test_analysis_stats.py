@@ -12,8 +12,8 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from swe_aci.analysis.cli import stats_command
 from swe_aci.analysis.stats import read_run, summarize
+from swe_aci.cli.compare import stats_command
 
 PLAIN = {"NO_COLOR": "1", "FORCE_COLOR": None, "TTY_COMPATIBLE": None, "COLUMNS": "200"}
 PAPER_ERA = Path(__file__).parent / "fixtures" / "paper_era" / "calc__calc-1.traj"

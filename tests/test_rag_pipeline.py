@@ -14,11 +14,11 @@ from typer.testing import CliRunner
 from conftest import commit_tree
 from env_helpers import BACKENDS, DOCKER_IMAGE, skip_unavailable
 from fake_model_server import FakeModelServer, openai_completion, openai_error
+from swe_aci.cli.rag import rag_command
 from swe_aci.env.base import Environment
 from swe_aci.env.config import EnvConfig
 from swe_aci.env.factory import make_environment
 from swe_aci.models.base import ModelConfigError
-from swe_aci.rag.cli import rag
 from swe_aci.rag.config import RagConfig, load_rag_config
 from swe_aci.rag.run import make_rag_model, run_rag
 from swe_aci.records import predictions_json
@@ -183,7 +183,7 @@ def test_models_that_write_agent_replies_are_refused() -> None:
 
 def command() -> typer.Typer:
     app = typer.Typer()
-    app.command()(rag)
+    app.command("rag")(rag_command)
     return app
 
 

@@ -18,10 +18,8 @@ from swe_aci.env.config import EnvConfig
 from swe_aci.episode import EpisodeConfig
 from swe_aci.evaluate import InstanceReport, evaluate_all, evaluate_instance
 from swe_aci.evaluate.report import run_report
-from swe_aci.records import write_json_atomic
+from swe_aci.records import EVALUATION_DIR, REPORT_FILE, write_json_atomic
 from swe_aci.tasks import Task
-
-EVALUATION_DIR = "evaluation"
 
 
 def evaluate_result(
@@ -80,5 +78,5 @@ def evaluate_outputs(
     )
     empty = [key for key, prediction in chosen.items() if prediction.is_empty]
     report = run_report([task.instance_id for task in tasks], chosen, empty, reports)
-    write_json_atomic(directory / "report.json", report)
+    write_json_atomic(directory / REPORT_FILE, report)
     return reports, report

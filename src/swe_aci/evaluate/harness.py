@@ -44,7 +44,6 @@ PATCH_TIMEOUT = 120.0
 READ_TIMEOUT = 30.0
 LOG_CHUNK_BYTES = 3_000_000
 EVALUATION_OUTPUT_CAP = 4_200_000
-DEFAULT_TIMEOUT = 1800.0
 PATCH_FUZZ = 5
 DIFF_TARGET = re.compile(r"^diff --git a/.* b/(.*)$", re.MULTILINE)
 Log = Callable[[str], None]
@@ -72,7 +71,7 @@ def evaluate_instance(
     patch: str,
     env_config: EnvConfig,
     output_dir: Path,
-    timeout: float = DEFAULT_TIMEOUT,
+    timeout: float,
     *,
     model_name: str = "",
     cache_dir: Path | None = None,
@@ -274,7 +273,7 @@ def evaluate_all(
     env_config: EnvConfig,
     output_dir: Path,
     *,
-    timeout: float = DEFAULT_TIMEOUT,
+    timeout: float,
     workers: int = 1,
     redo: bool = False,
     cache_dir: Path | None = None,
