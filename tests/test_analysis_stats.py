@@ -123,7 +123,6 @@ def test_aggregates(run_dir: Path) -> None:
     }
     assert run.mean_turns == pytest.approx((4 + 2 + 11) / 3) and run.median_turns == 4
     assert (run.edits, run.failed_edits, run.instances_with_failed_edit) == (6, 3, 2)
-    assert run.failed_edit_share == 0.5
     assert run.total_cost == pytest.approx(0.5 + 0.25 + 0.4127)
     assert run.mean_cost == pytest.approx((0.5 + 0.25 + 0.4127) / 3)
     assert len(run.problems) == 1 and run.problems[0].startswith("broken: ")

@@ -119,7 +119,6 @@ def run_episode(
     instance_id: str,
     output_dir: Path,
     on_step: Callable[[StepRecord], None] | None = None,
-    hidden_patch: str | None = None,
 ) -> EpisodeResult:
     """Create the sandbox, run the agent on the issue, and tear the sandbox down however the
     episode ends (errors, Ctrl-C, SIGTERM and SIGHUP included; SIGKILL cannot be handled).
@@ -141,7 +140,7 @@ def run_episode(
         env_config = config.env.model_copy(update={"backend": resolve_backend(config.env)})
         environment = make_environment(env_config, source.location, source.commit)
         cleanup.callback(environment.close)
-        aci = ACI(environment, config.aci, hidden_patch=hidden_patch)
+        aci = ACI(environment, config.aci)
         agent = Agent(
             config.agent,
             model,

@@ -73,11 +73,6 @@ class RunStats:
     tokens_received: int
     problems: list[str] = field(default_factory=list)
 
-    @property
-    def failed_edit_share(self) -> float | None:
-        """Failed edits over edits attempted (None when no edit was attempted)."""
-        return self.failed_edits / self.edits if self.edits else None
-
 
 def is_edit(action: str) -> bool:
     words = action.split(maxsplit=1)

@@ -61,22 +61,19 @@ class Recipe(BaseModel):
 
 
 class Task(BaseModel):
-    """One row of a task file (a SWE-bench row; unknown extra keys are ignored)."""
+    """One row of a task file: the keys of a SWE-bench row that swe-aci reads; the others
+    (`hints_text`, `version`, `created_at`, ...) are accepted and ignored."""
 
     model_config = ConfigDict(extra="ignore")
 
     instance_id: str
     repo: str
     problem_statement: str
-    hints_text: str = ""
     base_commit: str | None = None
     patch: str | None = None
     test_patch: str | None = None
     FAIL_TO_PASS: list[str] = Field(default_factory=list)
     PASS_TO_PASS: list[str] = Field(default_factory=list)
-    version: str | None = None
-    created_at: str | None = None
-    environment_setup_commit: str | None = None
     image: str | None = None
     repo_dir: str = Field("/testbed", pattern=r"^/")
     environment: Recipe | None = None
@@ -98,12 +95,6 @@ class Task(BaseModel):
             except json.JSONDecodeError:
                 raise ValueError("not a list of test ids nor a JSON string of one") from None
         return value
-
-    @field_validator("version", "created_at", "environment_setup_commit", mode="before")
-    @classmethod
-    def _text(cls, value: Any) -> Any:
-        """Kept as text: YAML reads `version: 3.0` as a number, datasets give timestamps."""
-        return value if value is None or isinstance(value, str) else str(value)
 
     @model_validator(mode="after")
     def _one_environment(self) -> Task:
