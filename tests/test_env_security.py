@@ -176,7 +176,10 @@ def test_bwrap_shows_the_host_interpreter_and_nothing_beside_it(open_env: OpenEn
     """By default the interpreter swe-aci runs on is bound read-only (python, pytest work), and
     of the directories holding it only the path down to it is visible."""
     env = open_env()
-    assert ok(env, "python3 -c 'import sys; print(sys.base_prefix)'").strip() == sys.base_prefix
+    # by its path: the sandbox's PATH need not lead to the interpreter pytest runs on (a venv's
+    # python started directly, its bin/ not on PATH)
+    command = f"{shlex.quote(sys.executable)} -c 'import sys; print(sys.base_prefix)'"
+    assert ok(env, command).strip() == sys.base_prefix
     prefix = Path(sys.base_prefix)
     for parent in prefix.parents:
         if parent.parent == parent or str(parent).split("/")[1] in {"usr"}:
