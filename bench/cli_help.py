@@ -1,11 +1,12 @@
 """How long `swe-aci --help` takes: the median wall time of fresh processes, against a bare
 `python -c pass` measured in the same run (target: the help under 0.2 s).
 
-    python bench/cli_help.py [--runs 10]
+    python bench/cli_help.py [--runs 10] [--compare-src OTHER/src]
 
 Each run is a new interpreter with this checkout's src/ first on PYTHONPATH, as the installed
 `swe-aci` entry point (`swe_aci.cli:main`) starts. It also lists the swe_aci modules the help
-loaded: only `swe_aci.cli.*` may be there.
+loaded: only `swe_aci.cli.*` may be there. `--compare-src` also times another checkout's src/
+(e.g. main's) in the same run.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ def wall_times(program: str, runs: int, env: dict[str, str]) -> list[float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=10)
+    parser.add_argument("--compare-src", type=Path, default=None)
     args = parser.parse_args()
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
     wall_times(HELP, 1, env)  # warm the file cache and the bytecode
@@ -59,6 +61,14 @@ def main() -> None:
         f"{'met' if help_time < TARGET else 'MISSED'})"
     )
     print(f"swe_aci modules loaded: {len(loaded)}, below the CLI: {below or 'none'}")
+    if args.compare_src is not None:
+        other_env = {**os.environ, "PYTHONPATH": str(args.compare_src)}
+        wall_times(HELP, 1, other_env)
+        other = statistics.median(wall_times(HELP, args.runs, other_env))
+        print(
+            f"{args.compare_src}: --help median {other * 1000:7.1f} ms "
+            f"({other / baseline:.1f}x the bare interpreter, {other / help_time:.1f}x this one)"
+        )
 
 
 if __name__ == "__main__":

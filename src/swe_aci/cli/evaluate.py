@@ -11,6 +11,8 @@ from swe_aci.cli.common import (
     EVALUATION_TIMEOUT,
     EnvOption,
     EvaluationTimeoutOption,
+    TaskSourceOption,
+    WorkersOption,
     check_backend,
     fail,
     guarded,
@@ -38,11 +40,11 @@ def evaluate_command(
         str,
         typer.Argument(help="preds.json (by id), a JSON list or JSONL; `gold`: each task's patch."),
     ],
-    instances: Annotated[Path, typer.Option(help="The task file (JSON, JSONL or YAML).")],
+    instances: TaskSourceOption,
     ids: Annotated[
         list[str] | None, typer.Option(help="Only these instance ids (repeat, or comma-separated).")
     ] = None,
-    workers: Annotated[int, typer.Option(min=1, help="Instances evaluated at once.")] = 1,
+    workers: WorkersOption = 1,
     env: EnvOption = None,
     output_dir: Annotated[
         Path, typer.Option(help="Per-instance logs and reports, and report.json.")
@@ -124,7 +126,7 @@ def evaluate_command(
     guarded(body, interrupted="evaluated instances keep their reports: run again to go on")
 
 
-def selected_tasks(instances: Path, ids: list[str] | None, console: Console) -> list[Task]:
+def selected_tasks(instances: str, ids: list[str] | None, console: Console) -> list[Task]:
     """The task file's valid rows (bad ones reported, one line each), limited to `ids`."""
     from rich.markup import escape
 
@@ -144,7 +146,7 @@ def selected_tasks(instances: Path, ids: list[str] | None, console: Console) -> 
 
 
 def read_chosen_predictions(
-    source: str, tasks: list[Task], instances: Path, console: Console
+    source: str, tasks: list[Task], instances: str, console: Console
 ) -> dict[str, Prediction]:
     """The predictions of the selected tasks; predictions for ids the task file lacks are listed
     and skipped."""

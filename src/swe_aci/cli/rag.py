@@ -12,6 +12,7 @@ from swe_aci.cli.common import (
     FilterOption,
     SetOption,
     SliceOption,
+    TaskSourceOption,
     check_writable,
     fail,
     guarded,
@@ -22,7 +23,7 @@ if TYPE_CHECKING:
 
 
 def rag_command(
-    instances: Annotated[Path, typer.Option(help="Task file (JSON, JSONL or YAML rows).")],
+    instances: TaskSourceOption,
     model: Annotated[str, typer.Option(help="Model name, e.g. openai/gpt-4o.")],
     retrieval: Annotated[
         str | None, typer.Option(help="bm25 (default) or oracle (the gold patch's files).")
