@@ -222,8 +222,8 @@ def test_the_command_builds_the_environment_and_writes_predictions(
     assert "greet-1: applied" in result.output
     assert "1 of 1 predictions hold a patch that applies (cost $0.0000)" in result.output
     preds = json.loads((out / "preds.json").read_text())
-    assert preds["greet-1"].model_name_or_path == "scripted__rag-bm25-13000"
-    assert "+    return 'Hello ' + name" in preds["greet-1"].model_patch
+    assert preds["greet-1"]["model_name_or_path"] == "scripted__rag-bm25-13000"
+    assert "+    return 'Hello ' + name" in preds["greet-1"]["model_patch"]
 
 
 @pytest.mark.slow
