@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from swe_aci.env.diff import patch_paths
 from swe_aci.evaluate.grading import Grade, TestResults
 from swe_aci.evaluate.predictions import PredictionsError, read_predictions
 from swe_aci.evaluate.report import (
@@ -121,3 +122,16 @@ def test_run_report_schema_2_and_ours() -> None:
     assert report["patch_failed_ids"] == ["p"] and report["timeout_ids"] == ["t"]
     assert report["instances"]["e"]["message"] == "no daemon"
     assert report["instances"]["r"]["FAIL_TO_PASS_passed"] == 1
+
+
+def test_patch_paths_reads_every_patch_form() -> None:
+    """Plain unified diffs (the shipped rows' test patches), git diffs, new and deleted files,
+    renames; a removed line reading `-- x` inside a hunk is no file."""
+    plain = "--- a/tests/t.py\t2024-01-01\n+++ b/tests/t.py\n@@ -1,2 +1,2 @@\n--- x\n kept\n+++ y\n"
+    git = (
+        "diff --git a/new.py b/new.py\nnew file mode 100644\n--- /dev/null\n+++ b/new.py\n"
+        "diff --git a/old.py b/old.py\ndeleted file mode 100644\n--- a/old.py\n+++ /dev/null\n"
+        "diff --git a/a.py b/b.py\nsimilarity index 100%\nrename from a.py\nrename to b.py\n"
+    )
+    assert patch_paths(plain) == ["tests/t.py"]
+    assert patch_paths(git) == ["new.py", "old.py", "a.py", "b.py"]

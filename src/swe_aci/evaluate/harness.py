@@ -30,7 +30,6 @@ from swe_aci.env.factory import make_environment
 from swe_aci.evaluate.grading import GradingMode, grade, parse_for
 from swe_aci.evaluate.integrity import integrity_of
 from swe_aci.evaluate.parsers import PARSERS, StatusMap, TestStatus
-from swe_aci.evaluate.predictions import Prediction
 from swe_aci.evaluate.report import (
     InstanceReport,
     load_instance,
@@ -39,6 +38,7 @@ from swe_aci.evaluate.report import (
 )
 from swe_aci.evaluate.runner import install_guard, session_log
 from swe_aci.recipes import RecipeError, task_environment
+from swe_aci.records import Prediction
 from swe_aci.tasks import Task
 
 # Keep at most this much of a test log (its end: the summaries are there).
@@ -49,7 +49,6 @@ PATCH_TIMEOUT = 120.0
 READ_TIMEOUT = 30.0
 LOG_CHUNK_BYTES = 3_000_000
 EVALUATION_OUTPUT_CAP = 4_200_000
-DEFAULT_TIMEOUT = 1800.0
 PATCH_FUZZ = 5
 Log = Callable[[str], None]
 logger = logging.getLogger(__name__)
@@ -76,7 +75,7 @@ def evaluate_instance(
     patch: str,
     env_config: EnvConfig,
     output_dir: Path,
-    timeout: float = DEFAULT_TIMEOUT,
+    timeout: float,
     *,
     model_name: str = "",
     cache_dir: Path | None = None,
@@ -300,7 +299,7 @@ def evaluate_all(
     env_config: EnvConfig,
     output_dir: Path,
     *,
-    timeout: float = DEFAULT_TIMEOUT,
+    timeout: float,
     workers: int = 1,
     redo: bool = False,
     cache_dir: Path | None = None,

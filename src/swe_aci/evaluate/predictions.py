@@ -10,9 +10,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import ValidationError
 
-from swe_aci.tasks.models import INSTANCE_ID_PATTERN, MAX_INSTANCE_ID_LENGTH
+from swe_aci.records import INSTANCE_ID_RULE, Prediction, is_valid_instance_id
 
 GOLD = "gold"
 TOO_DEEP = "nested too deeply to read (a prediction is a flat object)"
@@ -20,16 +20,6 @@ TOO_DEEP = "nested too deeply to read (a prediction is a flat object)"
 
 class PredictionsError(Exception):
     """The predictions file cannot be used (one line for the user)."""
-
-
-class Prediction(BaseModel):
-    instance_id: str = Field(pattern=INSTANCE_ID_PATTERN, max_length=MAX_INSTANCE_ID_LENGTH)
-    model_name_or_path: str = ""
-    model_patch: str = ""
-
-    @property
-    def is_empty(self) -> bool:
-        return not self.model_patch.strip()
 
 
 def read_predictions(path: Path) -> dict[str, Prediction]:
@@ -51,6 +41,8 @@ def read_predictions(path: Path) -> dict[str, Prediction]:
             raise PredictionsError(
                 f"{path}: prediction {where}: {field}: {problem['msg']}"
             ) from None
+        if not is_valid_instance_id(prediction.instance_id):
+            raise PredictionsError(f"{path}: prediction {where}: instance_id: {INSTANCE_ID_RULE}")
         predictions[prediction.instance_id] = prediction
     return predictions
 

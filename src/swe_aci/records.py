@@ -1,0 +1,167 @@
+"""The ground floor every layer writes on: atomic file writes, the instance-id rule, the prediction
+record, the names of the files a run leaves and the lock of an output directory. Imports nothing
+of swe_aci."""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import re
+import tempfile
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from pydantic import BaseModel
+
+FILE_MODE = 0o644  # mkstemp creates 0600; outputs are meant to be shared like any other file
+
+# The files a run leaves, by the command that writes them.
+PREDS_FILE = "preds.json"  # batch, rag: SWE-bench's predictions, a dict by instance id
+RESULTS_FILE = "results.json"  # batch: the record of finished instances
+EXIT_STATUSES_FILE = "exit_statuses.yaml"  # batch: instance ids by exit status
+RUN_RECORD_FILE = "run.yaml"  # batch: the command, the task file and the config of the run
+BATCH_LOG_FILE = "batch.log"  # batch: one line per event
+REPORT_FILE = "report.json"  # evaluate: the run's report, and each instance's
+EVALUATION_DIR = "evaluation"  # batch --evaluate, compare: where the grading goes in a run
+COMPARISON_FILE = "comparison.json"  # compare: the table of configs
+TRAJECTORY_SUFFIX = ".traj"  # an episode's <id>.traj, <id>.patch, <id>.pred
+PATCH_SUFFIX = ".patch"
+PREDICTION_SUFFIX = ".pred"
+
+INSTANCE_ID = re.compile(r"[A-Za-z0-9_.-]+")
+# It names files and directories (with suffixes), docker containers and image tags (<= 128).
+MAX_INSTANCE_ID_LENGTH = 128
+INSTANCE_ID_RULE = (
+    f"use letters, digits, '_', '.' and '-' only, at most {MAX_INSTANCE_ID_LENGTH} characters; "
+    "it cannot be . or .. (it names a directory)"
+)
+
+
+def is_valid_instance_id(instance_id: str) -> bool:
+    """Usable as a file and directory name inside the output directory, and nothing else."""
+    return (
+        INSTANCE_ID.fullmatch(instance_id) is not None
+        and len(instance_id) <= MAX_INSTANCE_ID_LENGTH
+        and instance_id not in (".", "..")
+    )
+
+
+class InstanceIdError(ValueError):
+    """An instance id that cannot name files inside the output directory (one line)."""
+
+
+def check_instance_id(instance_id: str) -> str:
+    """The id, if it can name files inside the output directory; else InstanceIdError."""
+    if not is_valid_instance_id(instance_id):
+        raise InstanceIdError(f"invalid instance id {instance_id!r}: {INSTANCE_ID_RULE}")
+    return instance_id
+
+
+def instance_id_from(text: str, fallback: str) -> str:
+    """`text` made a valid instance id: other characters become `_`, edge dots go."""
+    cleaned = re.sub(r"[^A-Za-z0-9_.-]+", "_", text).strip(".")
+    return cleaned if is_valid_instance_id(cleaned) else fallback
+
+
+class Prediction(BaseModel):
+    """One instance's predicted patch, as SWE-bench reads it: every writer of a prediction
+    (`<id>.pred`, `preds.json` of batch and rag) builds this record, every reader validates it."""
+
+    instance_id: str
+    model_name_or_path: str = ""
+    model_patch: str = ""
+
+    @property
+    def is_empty(self) -> bool:
+        return not self.model_patch.strip()
+
+    def to_json(self) -> dict[str, str]:
+        return self.model_dump(mode="json")
+
+
+def predictions_json(predictions: dict[str, Prediction]) -> dict[str, dict[str, str]]:
+    """`preds.json`'s content: the records by instance id."""
+    return {instance_id: record.to_json() for instance_id, record in predictions.items()}
+
+
+def write_json_atomic(path: Path, data: Any) -> None:
+    """Write JSON so that `path` always holds either the old or the new complete content."""
+    write_text_atomic(path, json.dumps(data, indent=2, ensure_ascii=False))
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    """Write a temporary file beside `path`, flush it to disk, then rename it over `path`."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as stream:
+            stream.write(text)
+            stream.flush()
+            os.fsync(stream.fileno())
+        os.chmod(temporary, FILE_MODE)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+# -- one process per output directory ------------------------------------------------------------
+# `evaluate` (and any command writing a run's directory) holds an exclusive lock on
+# `<output>/.swe-aci.lock` for its whole life; a second process fails at once with one line naming
+# the holder's pid. The lock is the kernel's (`flock`), so it goes with the process however it
+# ends, and a stale lock file is simply taken over.
+
+LOCK_FILE = ".swe-aci.lock"
+PID_BYTES = 32
+
+
+class OutputLockError(Exception):
+    """The directory is held by another process, or the lock cannot be taken (one line)."""
+
+
+class OutputLock:
+    """A held lock: `with OutputLock.acquire(directory, "evaluate"):` (the directory is created
+    if missing); released when the block ends."""
+
+    def __init__(self, handle: int) -> None:
+        self.handle: int | None = handle
+
+    @classmethod
+    def acquire(cls, directory: Path, command: str) -> OutputLock:
+        """Take the lock now, or raise OutputLockError naming the holder's pid."""
+        path = directory / LOCK_FILE
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+            handle = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+        except OSError as exc:
+            raise OutputLockError(f"cannot lock {directory}: {exc.strerror}") from None
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(handle, PID_BYTES, 0).decode("ascii", "replace").strip()
+            os.close(handle)
+            raise OutputLockError(
+                f"{directory} is in use by another swe-aci process (pid {holder or '?'}): "
+                f"wait for it to end, or give {command} another --output-dir"
+            ) from None
+        os.ftruncate(handle, 0)
+        os.pwrite(handle, f"{os.getpid()}\n".encode("ascii"), 0)
+        return cls(handle)
+
+    def __enter__(self) -> OutputLock:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        if self.handle is not None:
+            with contextlib.suppress(OSError):
+                os.ftruncate(self.handle, 0)
+            os.close(self.handle)
+            self.handle = None
