@@ -102,8 +102,10 @@ def command_text(doc: CommandDoc, arguments: dict[str, Any]) -> str:
 
     Each `<name>` in the signature's first line is replaced by the argument's value (quoted for the
     shell when it holds spaces or quotes), an optional `[...]` part is kept only when its arguments
-    were given. For a multi-line command (one with an `end_name`), the argument absent from the
-    first line is the body, followed by the terminator.
+    were given. The arguments absent from the first line are the multi-line blocks, each followed
+    by its terminator (`doc.ends`, in order). A `text` argument is taken verbatim: its value plus
+    one newline, so that the block's lines joined by newlines give the value back exactly (a final
+    newline included); edit's replacement is lines, so only a missing final newline is added.
     """
     first_line = doc.signature.splitlines()[0]
     in_first_line = set(re.findall(r"<(\w+)>", first_line))
@@ -122,14 +124,17 @@ def command_text(doc: CommandDoc, arguments: dict[str, Any]) -> str:
             return re.sub(r"<(\w+)>", lambda inner: value(inner.group(1)), optional)
         return ""
 
-    line = " ".join(_PLACEHOLDER.sub(substitute, first_line).split())
-    if doc.end_name is None:
-        return line
-    body_names = [a.name for a in doc.arguments if a.name not in in_first_line]
-    body = "".join(str(arguments.get(name) or "") for name in body_names)
-    if body and not body.endswith("\n"):
-        body += "\n"
-    return f"{line}\n{body}{doc.end_name}"
+    parts = [" ".join(_PLACEHOLDER.sub(substitute, first_line).split())]
+    blocks = [a for a in doc.arguments if a.name not in in_first_line]
+    for argument, end in zip(blocks, doc.ends, strict=True):
+        raw = arguments.get(argument.name)
+        text = "" if raw is None else str(raw)
+        if argument.type == "text":
+            text += "\n"
+        elif text and not text.endswith("\n"):
+            text += "\n"
+        parts.append(f"{text}{end}")
+    return "\n".join(parts)
 
 
 class ToolCallsParser:
