@@ -72,9 +72,7 @@ EDIT_LINT_DOC = (
     "sure to read the error message and modify the edit command you issue accordingly. Issuing "
     "the same command a second time will just lead to the same error message again."
 )
-STR_REPLACE_LINT_DOC = (
-    " A change to a Python file that introduces a syntax error is not applied (the output says why)."
-)
+STR_REPLACE_LINT_DOC = " A change to a Python file that introduces a syntax error is not applied (the output says why)."
 _CURRENT_DIR = "the directory to search in (if not provided, searches in the current directory)"
 _TERM = _arg("search_term", "the term to search for")
 _PATH = _arg("path", "the path of the file (absolute, or relative to the current directory)")

@@ -98,8 +98,7 @@ def split_action(action: str, commands: Mapping[str, Syntax]) -> list[Step]:
                     f"The {name} layout is:\n{commands[name].layout}" for name in names
                 )
                 raise ActionFormatError(
-                    f"`{first}` without {article} {' or '.join(names)} command before it. "
-                    f"{layouts}"
+                    f"`{first}` without {article} {' or '.join(names)} command before it. {layouts}"
                 )
             shell_lines.append(line)
             shell_tokens.extend(tokens)

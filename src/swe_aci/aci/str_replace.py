@@ -79,8 +79,9 @@ class StrReplaceEditor:
 
     def str_replace(self, args: tuple[str, ...], blocks: tuple[tuple[str, ...], ...]) -> str:
         if not args or not args[0]:
-            raise CommandError("Usage: str_replace <path>, old_str, end_of_old_str, new_str, "
-                               "end_of_new_str")
+            raise CommandError(
+                "Usage: str_replace <path>, old_str, end_of_old_str, new_str, end_of_new_str"
+            )
         path = self.viewer.resolve(args[0])
         original = self.editor.read_text(path)
         content = _content(original)
@@ -276,8 +277,9 @@ def _occurrences(content: str, old: str) -> list[int]:
 
 def _view_range(start: str, end: str, total: int, usage: str) -> tuple[int, int]:
     if not NUMBER.fullmatch(start) or not (NUMBER.fullmatch(end) or end == "-1"):
-        raise CommandError(f"{usage}\nError: start_line and end_line must be numbers (end -1: "
-                           "the last line)")
+        raise CommandError(
+            f"{usage}\nError: start_line and end_line must be numbers (end -1: the last line)"
+        )
     first, last = int(start), total if end == "-1" else int(end)
     if not 1 <= first <= total:
         raise CommandError(
