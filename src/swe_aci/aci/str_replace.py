@@ -72,7 +72,7 @@ class StrReplaceEditor:
         try:
             edited = self.editor.replace_lines(FileText(path, ()), 1, 0, lines)
         except EditRejected as rejected:
-            return _rejection(rejected, "The file was not created.")
+            return _rejection(rejected, "The file was not created.", "file_text")
         self._remember(path, None)
         self.viewer.created[path] = _bytes(edited)
         return f"File created successfully at: {path}"
@@ -112,7 +112,7 @@ class StrReplaceEditor:
         try:
             edited = self.editor.write_checked(original, result, first, last, count)
         except EditRejected as rejected:
-            return _rejection(rejected, f"{path} is unchanged.")
+            return _rejection(rejected, f"{path} is unchanged.", "old_str and new_str")
         self._remember(path, _bytes(original))
         return self._edited(edited, first, first + max(count, 1) - 1)
 
@@ -132,7 +132,7 @@ class StrReplaceEditor:
         try:
             edited = self.editor.replace_lines(original, line + 1, line, lines)
         except EditRejected as rejected:
-            return _rejection(rejected, f"{path} is unchanged.")
+            return _rejection(rejected, f"{path} is unchanged.", "new_str")
         self._remember(path, _bytes(original))
         return self._edited(edited, line + 1, line + max(len(lines), 1))
 
@@ -293,7 +293,7 @@ def _view_range(start: str, end: str, total: int, usage: str) -> tuple[int, int]
     return first, last
 
 
-def _rejection(rejected: EditRejected, unchanged: str) -> str:
+def _rejection(rejected: EditRejected, unchanged: str, argument: str) -> str:
     """The guardrail's refusal in this set's layout: the new errors, the change as it would have
     looked, and what to do."""
     start = max(1, rejected.start - SNIPPET_CONTEXT)
@@ -311,7 +311,7 @@ def _rejection(rejected: EditRejected, unchanged: str) -> str:
             f"This is how {rejected.original.path} would have looked (`cat -n` of a snippet):",
             rows,
             "",
-            f"{unchanged} Correct old_str / new_str (or the text) and try again; the same "
-            "command would fail the same way.",
+            f"{unchanged} Correct {argument} and try again: the same command would fail the "
+            "same way.",
         ]
     )
