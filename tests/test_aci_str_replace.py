@@ -25,11 +25,15 @@ REPO = {"pkg/units.py": UNITS, "pkg/__init__.py": "", "README.md": "# demo\n", "
 
 @pytest.fixture
 def start(make_repo: Callable[..., Path]) -> Iterator[Callable[..., ACI]]:
+    """start(files=REPO, **config): an interface with the str_replace set on a fresh repo."""
+    factories = sessions(make_repo)
+    session: Session = next(factories)
+
     def with_set(files: dict[str, str | bytes] | None = None, **config: Any) -> ACI:
         return session(REPO if files is None else files, commands=SET, **config)
 
-    for session in sessions(make_repo):
-        yield with_set
+    yield with_set
+    next(factories, None)  # closes the environments
 
 
 def read(aci: ACI, name: str) -> bytes:
