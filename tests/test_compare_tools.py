@@ -18,21 +18,25 @@ def act(command: str) -> str:
     return f"DISCUSSION\nNext.\n```\n{command}\n```\n"
 
 
-# One script for both configs: under default, str_replace is refused (it is the other set's
-# command) and the model's next reply, the sed, makes the fix; under tools/str_replace the
-# str_replace makes it and the sed changes nothing. The first submit of tools/str_replace is
-# answered by the review, the second submits.
-FIX = act(
-    "str_replace calc/__init__.py\n    return a - b\nend_of_old_str\n    return a + b\n"
-    "end_of_new_str"
+# One script for both configs: under default, the str_replace commands are refused (they are the
+# other set's) and the model's next reply, the sed, makes the fix; under tools/str_replace the
+# guardrail rejects the first str_replace, the second makes the fix and the sed changes nothing.
+# The first submit of tools/str_replace is answered by the review, the second submits.
+BROKEN, FIX = (
+    act(
+        f"str_replace calc/__init__.py\n    return a - b\nend_of_old_str\n    {new}\nend_of_new_str"
+    )
+    for new in ("return a +", "return a + b")
 )
-SCRIPT = [FIX, act("sed -i 's/a - b/a + b/' calc/__init__.py"), act("submit"), act("submit")]
+SED = act("sed -i 's/a - b/a + b/' calc/__init__.py")
+SCRIPT = [BROKEN, FIX, SED, act("submit"), act("submit")]
 
 
 def compare(tasks: Path, out: Path, script: list[str], *extra: str) -> tuple[int, str]:
+    """Both configs on `tasks`: outputs under `out`, the environment cache beside it."""
     result = cli(
         "compare", "--instances", tasks, "--configs", "default,tools/str_replace",
-        "--output-dir", out, "--cache-dir", tasks.parent / "cache",
+        "--output-dir", out, "--cache-dir", out.parent / "cache",
         "--set", "model.name=scripted", "--set", f"model.script={json.dumps(script)}",
         "--set", PRICE, *extra,
     )  # fmt: skip
@@ -47,16 +51,16 @@ def test_the_paper_interface_against_the_str_replace_set(tmp_path: Path) -> None
     default, tools = comparison["configs"]
     assert (default["name"], tools["name"]) == ("default", "tools/str_replace")
     assert default["resolved_ids"] == tools["resolved_ids"] == ["calc-1", "calc-2"]
-    assert (default["mean_turns"], tools["mean_turns"]) == (2.0, 4.0)  # the review is a turn
-    assert tools["delta"]["mean_turns"] == 2.0
+    assert (default["mean_turns"], tools["mean_turns"]) == (2.0, 5.0)  # the review is a turn
+    assert tools["delta"]["mean_turns"] == 3.0
+    assert (default["edits"], tools["edits"], tools["failed_edits"]) == (0, 4, 2)
+    assert tools["failed_edit_pct"] == 50.0
     for instance in ("calc-1", "calc-2"):
         trajectory = out / "tools/str_replace/batch" / instance / f"{instance}.traj"
         steps = json.loads(trajectory.read_text())["trajectory"]
-        assert (
-            steps[0]["observation"].startswith("The file ")
-            and "has been edited" in (steps[0]["observation"])
-        )
-        assert steps[2]["observation"].startswith("Nothing has been submitted yet")
+        assert steps[0]["observation"].startswith("Your edit was NOT applied")
+        assert "has been edited" in steps[1]["observation"]
+        assert steps[3]["observation"].startswith("Nothing has been submitted yet")
         default_steps = json.loads(
             (out / "default/batch" / instance / f"{instance}.traj").read_text()
         )["trajectory"]
@@ -64,6 +68,7 @@ def test_the_paper_interface_against_the_str_replace_set(tmp_path: Path) -> None
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(3600)
 def test_compare_runs_on_the_bundled_task_set(tmp_path: Path) -> None:
     """Every bundled task through both configs (nothing is fixed: the script looks around and
     submits), evaluated; each str_replace episode reviews before it submits."""
