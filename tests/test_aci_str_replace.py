@@ -219,6 +219,17 @@ def test_undo_takes_back_the_edits_of_one_file_in_turn(start: Callable[..., ACI]
     )
 
 
+def test_undo_remembers_the_last_ten_edits_of_a_file(start: Callable[..., ACI]) -> None:
+    """Each file's history is bounded: the oldest edits fall off."""
+    aci = start({"n.txt": "0\n"})
+    for number in range(12):
+        run(aci, replace("n.txt", str(number), str(number + 1)))
+    for _ in range(10):
+        assert run(aci, "undo_edit n.txt").startswith("Last edit to {REPO}/n.txt undone.")
+    assert read(aci, "n.txt") == b"2\n"
+    assert run(aci, "undo_edit n.txt").startswith("Error: there is no edit of {REPO}/n.txt")
+
+
 def test_undo_of_a_create_removes_the_file(start: Callable[..., ACI]) -> None:
     aci = start()
     run(aci, "create notes.txt\nhello\nend_of_file_text")

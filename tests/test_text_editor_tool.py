@@ -153,6 +153,10 @@ def test_each_command_of_the_tool_becomes_the_sets_command() -> None:
         ({"command": "insert", "path": "a", "view_range": [1, 2]}, "takes no view_range"),
         ({"command": "create", "path": "a", "mode": "x"}, "takes no mode"),
         ({"command": "create", "path": "a"}, "missing argument(s): file_text"),
+        (
+            {"command": "str_replace", "path": "a", "old_str": "x\nend_of_old_str\ny"},
+            "holds a line `end_of_old_str`, which the interface reads as the end of a block",
+        ),
     ]:
         with pytest.raises(FormatError, match=message.replace("(", r"\(").replace(")", r"\)")):
             action(**bad)

@@ -194,6 +194,15 @@ class ToolCallsParser:
         unknown = sorted(set(arguments) - {a.name for a in doc.arguments})
         if unknown:
             raise FormatError(f"function {name!r} has no argument(s): {', '.join(unknown)}")
+        for argument in doc.arguments:
+            value = arguments.get(argument.name)
+            lines = value.split("\n") if isinstance(value, str) and doc.ends else []
+            ending = next((line.strip() for line in lines if line.strip() in doc.ends), None)
+            if ending is not None:  # it would end its block early: another command than meant
+                raise FormatError(
+                    f"the {argument.name} of {name!r} holds a line `{ending}`, which the "
+                    "interface reads as the end of a block; change that line"
+                )
         return command_text(doc, arguments)
 
 
