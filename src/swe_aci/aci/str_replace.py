@@ -15,14 +15,13 @@ from collections import defaultdict
 
 from swe_aci.aci.config import ACIConfig
 from swe_aci.aci.editor import Editor, EditRejected
-from swe_aci.aci.search import CommandTimedOut
+from swe_aci.aci.search import NO_DIR, CommandTimedOut
 from swe_aci.aci.viewer import NUMBER, CommandError
 from swe_aci.aci.window import FileText, split_lines
 
 SNIPPET_CONTEXT = 4  # lines shown each side of a change
 UNDO_DEPTH = 10  # edits of one file that undo_edit can take back
 LISTING_CAP = 200  # entries of a directory listing
-NO_DIR = "__SWE_ACI_NO_DIR__"
 REVIEW = "Review the changes and make sure they are as expected. Edit the file again if necessary."
 
 
@@ -75,7 +74,12 @@ class StrReplaceEditor:
             return _rejection(rejected, "The file was not created.", "file_text")
         self._remember(path, None)
         self.viewer.created[path] = _bytes(edited)
-        return f"File created successfully at: {path}"
+        if edited.total == 0:
+            return f"File created successfully at: {path} (empty)."
+        return (
+            f"File created successfully at: {path}. Here's the result of running `cat -n` on it:\n"
+            + self._numbered(edited, 1, edited.total)
+        )
 
     def str_replace(self, args: tuple[str, ...], blocks: tuple[tuple[str, ...], ...]) -> str:
         if not args or not args[0]:
