@@ -51,9 +51,6 @@ STR_REPLACE_ACTIONS = [
     "view scratch.txt",
     "view pkg/data.bin",
 ]
-HIDDEN = (
-    "--- a/docs/My Notes.md\n+++ b/docs/My Notes.md\n@@ -1,2 +1,3 @@\n -v flag\n see f12\n+hidden\n"
-)
 BACKENDS = [
     pytest.param("bwrap", marks=pytest.mark.skipif(bool(bwrap_problem()), reason="no bwrap")),
     pytest.param("docker", marks=pytest.mark.docker),
@@ -66,8 +63,7 @@ def transcript(
     config = EnvConfig(backend=backend, image="swe-aci/base:bookworm")
     env = make_environment(config, str(repo))
     try:
-        aci = ACI(env, aci_config, hidden_patch=HIDDEN)
-        env.write_file(f"{env.repo_path}/docs/My Notes.md", b"-v flag\nsee f12\nhidden\n")
+        aci = ACI(env, aci_config)
         outputs = [run(aci, action) for action in actions]
         outputs.append(str(aci.state()).replace(env.repo_path, "{REPO}"))
         return outputs, aci.execute("submit").submission or ""
@@ -83,7 +79,6 @@ def test_same_observations_as_local(backend: str, make_repo: Callable[..., Path]
     assert outputs == local_outputs
     assert patch == local_patch
     assert "new dir/reproduce.py" in patch and "+    return x * 11" in patch
-    assert "hidden" not in patch
     applied = subprocess.run(
         ["git", "apply", "--check", "-"], cwd=repo, input=patch, text=True, capture_output=True
     )

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from swe_aci.aci import ACI
-from swe_aci.agent.config import ConfigError
 from swe_aci.agent.loop import Agent, EpisodeResult
 from swe_aci.agent.review import added_files
 from swe_aci.agent.trajectory import load_trajectory
+from swe_aci.configuration import ConfigError
 from swe_aci.env.local import LocalEnvironment
 from swe_aci.episode import EpisodeConfig, load_config
 from swe_aci.models.scripted import ScriptedModel

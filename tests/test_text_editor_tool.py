@@ -12,10 +12,10 @@ import pytest
 from fake_model_server import FakeModelServer, anthropic_message
 from swe_aci.aci import ACI
 from swe_aci.aci.commands import BY_NAME
-from swe_aci.agent.config import ConfigError
 from swe_aci.agent.loop import Agent
 from swe_aci.agent.parsing import ToolCallsParser, reply_format
 from swe_aci.agent.trajectory import load_trajectory
+from swe_aci.configuration import ConfigError
 from swe_aci.env.local import LocalEnvironment
 from swe_aci.episode import load_config
 from swe_aci.models.base import ModelReply, ToolCall

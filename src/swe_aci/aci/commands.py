@@ -30,16 +30,19 @@ class Command:
     name: str  # what the model types
     signature: str  # first line: the command line; a multi-line command continues to its `ends`
     docstring: str | Callable[[ACIConfig], str]  # one line; a str may use `{config.<field>}`
-    run: Handler
+    run: Handler | None  # None: the command ends the episode; the ACI takes the submission
     arguments: tuple[ArgumentDoc, ...] = ()
     ends: tuple[str, ...] = ()  # the terminator line of each multi-line argument, in order
-    ends_episode: bool = False  # its output is the submission
     default: bool = True  # in the default interface (the config's default command list)
     key: str | None = None  # its name in `aci.commands` when two interfaces type the same name
 
     @property
     def id(self) -> str:
         return self.key or self.name
+
+    @property
+    def ends_episode(self) -> bool:
+        return self.run is None
 
     def doc(self, config: ACIConfig) -> CommandDoc:
         return CommandDoc(
@@ -266,8 +269,7 @@ COMMANDS: tuple[Command, ...] = (
         "submit",
         "submit",
         "submits your current code and terminates the session",
-        lambda aci, step: aci.submission().patch,
-        ends_episode=True,
+        None,
     ),
 )
 

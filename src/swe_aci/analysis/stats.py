@@ -19,6 +19,7 @@ from typing import Any
 
 from swe_aci.agent.loop import EXIT_REASONS
 from swe_aci.agent.trajectory import TrajectoryError, load_trajectory
+from swe_aci.records import RESULTS_FILE
 
 # How the lint guardrail (ours and the paper's `edit`, the str_replace set's commands) starts
 # the observation of a rejected edit.
@@ -30,7 +31,6 @@ REJECTED_EDITS = (
 EDIT_COMMANDS = {"edit": "edit", "str_replace": "str_replace", "insert": "insert"}
 EDIT_COMMANDS |= {"create_file": "create"}
 UNFINISHED = "unfinished"
-RESULTS_FILE = "results.json"
 JOURNAL_SUFFIX = ".jsonl"  # `<id>.traj.jsonl`: the journal of an episode still running or killed
 
 
@@ -79,11 +79,6 @@ class RunStats:
     tokens_sent: int
     tokens_received: int
     problems: list[str] = field(default_factory=list)
-
-    @property
-    def failed_edit_share(self) -> float | None:
-        """Failed edits over edits attempted (None when no edit was attempted)."""
-        return self.failed_edits / self.edits if self.edits else None
 
 
 def edit_commands(trajectory: dict[str, Any]) -> frozenset[str]:
