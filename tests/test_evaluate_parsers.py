@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -195,3 +198,40 @@ def test_swebench_mode_parsers_give_exactly_swebench_s_statuses() -> None:
     for name, expected in recorded.items():
         statuses = parse_for("swebench", PARSER_OF[name], (LOGS / name).read_text())
         assert statuses == expected["status"], name
+
+
+def swebench_modules_after(program: str) -> list[str]:
+    """The swebench modules a Python running `program` (with our source) has imported."""
+    result = subprocess.run(
+        [sys.executable, "-c", program + SWEBENCH_MODULES],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[1] / "src")},
+        check=True,
+        timeout=120,
+    )
+    return result.stdout.split("swebench modules:")[-1].split()
+
+
+SWEBENCH_MODULES = "\nprint('swebench modules:', *sorted(m for m in sys.modules if m.split('.')[0] == 'swebench'))\n"
+
+
+@pytest.mark.parametrize("mode", ["lenient", "swebench"])
+def test_only_grading_swebench_imports_swebench(mode: str) -> None:
+    """`swe-aci --help`, `evaluate --help` and the default grading leave the swebench package
+    (docker, datasets, modal: seconds to import) unloaded; `--grading swebench` loads it."""
+    program = (
+        "import sys\n"
+        "from swe_aci.cli import main\n"
+        "from swe_aci.evaluate.grading import grade, parse_for\n"
+        "from swe_aci.evaluate.harness import evaluate_all\n"
+        "for argv in (['--help'], ['evaluate', '--help']):\n"
+        "    sys.argv = ['swe-aci', *argv]\n"
+        "    try:\n        main()\n    except SystemExit:\n        pass\n"
+        f"log = open({str(LOGS / 'pytest_rA.log')!r}).read()\n"
+        f"grade('pytest', parse_for({mode!r}, 'pytest', log), [], [], {mode!r})\n"
+    )
+    loaded = swebench_modules_after(program)
+    assert ("swebench.harness.log_parsers.python" in loaded) == (mode == "swebench"), loaded
+    if mode == "lenient":
+        assert loaded == []

@@ -130,3 +130,45 @@ def test_evaluate_gold_is_the_keyword_even_beside_a_directory_named_gold(tmp_pat
     )
     assert named.returncode == 0, named.stderr
     assert json.loads((tmp_path / "e2" / "report.json").read_text())["empty_patch_ids"]
+
+
+# Runs swe-aci with the swebench package refused by an import hook, as if it were not installed.
+WITHOUT_SWEBENCH = """\
+import runpy
+import sys
+
+
+class RefuseSwebench:
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] == "swebench":
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+        return None
+
+
+sys.meta_path.insert(0, RefuseSwebench())
+sys.argv = ["swe-aci", *sys.argv[1:]]
+runpy.run_module("swe_aci", run_name="__main__", alter_sys=True)
+"""
+
+
+def test_grading_swebench_without_the_package_is_one_line_before_any_work(tmp_path: Path) -> None:
+    """The task file does not exist: the missing package is said before the tasks are read. With
+    the package there (as in the dev install), the same command gets as far as the task file."""
+    args = ["evaluate", "gold", "--instances", "missing.jsonl", "--grading", "swebench"]
+    env = {key: value for key, value in os.environ.items() if not key.endswith("_API_KEY")}
+    env.update(NO_COLOR="1", COLUMNS="200", SWE_ACI_CACHE=str(tmp_path / "cache"))
+    without = subprocess.run(
+        [sys.executable, "-c", WITHOUT_SWEBENCH, *args],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert_one_line_error(
+        without,
+        "--grading swebench needs the swebench package: pip install 'swe-aci[swebench]'",
+    )
+    with_package = swe_aci(*args, cwd=tmp_path)
+    assert with_package.returncode == 2 and "missing.jsonl" in with_package.stderr
+    assert "swebench package" not in with_package.stderr

@@ -59,8 +59,9 @@ def evaluate_command(
     grading: Annotated[
         str,
         typer.Option(
-            help="Id rules: lenient (ours, the default) or swebench (swebench 5.0.2's parsers "
-            "and matching exactly, comparable with the leaderboard)."
+            help="Id rules: lenient (ours, the default) or swebench (the swebench package's "
+            "parsers and matching exactly, comparable with the leaderboard; "
+            "pip install 'swe-aci[swebench]')."
         ),
     ] = "lenient",
     strict: Annotated[
@@ -90,6 +91,13 @@ def evaluate_command(
             fail(f"unknown sandbox {env!r}: use auto, local, bwrap or docker")
         if grading not in GRADING_MODES:
             fail(f"unknown --grading {grading!r}: use {' or '.join(GRADING_MODES)}")
+        if grading == "swebench":
+            from swe_aci.evaluate.grading import SwebenchMissingError, swebench_log_parsers
+
+            try:
+                swebench_log_parsers()
+            except SwebenchMissingError as exc:
+                fail(str(exc))
         try:
             tasks = selected_tasks(instances, ids, console)
             chosen = read_chosen_predictions(predictions, tasks, instances, console)

@@ -5,20 +5,20 @@ kept (PASSED, XFAIL or SKIPPED); a test missing from the log did neither. Two se
 
 - `lenient` (the default): our parsers (`parsers.py`, which find what swebench's find and more),
   ids compared after `normalise_id` on both sides;
-- `swebench`: swebench 5.0.2's own parsers (`swebench_parsers.py`) and its id matching (the row's
-  ids as they are, a truncated parametrized id matched by prefix), so the number is comparable
-  with the leaderboard.
+- `swebench`: the swebench package's own parsers (the optional extra `swe-aci[swebench]`, pinned
+  to 5.0.2, whose grading our fixtures record) and its id matching (the row's ids as they are, a
+  truncated parametrized id matched by prefix), so the number is comparable with the leaderboard.
 """
 
 from __future__ import annotations
 
 import re
+from types import ModuleType
 from typing import Literal
 
 from pydantic import BaseModel
 
 from swe_aci.evaluate.parsers import StatusMap, TestStatus, parse_log
-from swe_aci.evaluate.swebench_parsers import SWEBENCH_PARSERS
 
 GradingMode = Literal["lenient", "swebench"]
 GRADING_MODES: tuple[GradingMode, ...] = ("lenient", "swebench")
@@ -28,6 +28,55 @@ KEPT = PASSING | {TestStatus.SKIPPED}
 PYTEST_PARAMETRIZED = re.compile(r"(.*?)\[(.*)\]")
 # `test_x (module.Class.test_x)` (Python >= 3.11) is `test_x (module.Class)` (older Pythons)
 UNITTEST_LONG_NAME = re.compile(r"^(\w+) \(([\w.]+)\.\1\)$")
+# Our parser names -> the functions of `swebench.harness.log_parsers.python`. swebench has no
+# plain-unittest parser; its Django one reads unittest's verbose output, so `unittest` uses it.
+SWEBENCH_PARSERS = {
+    "pytest": "parse_log_pytest_options",
+    "django": "parse_log_django",
+    "unittest": "parse_log_django",
+    "sympy": "parse_log_sympy",
+}
+SWEBENCH_MISSING = "--grading swebench needs the swebench package: pip install 'swe-aci[swebench]'"
+STATUS_NAMES = frozenset(status.value for status in TestStatus)
+
+
+class SwebenchMissingError(RuntimeError):
+    """The swebench package (or a module it needs) cannot be imported."""
+
+
+def swebench_log_parsers() -> ModuleType:
+    """swebench's `harness.log_parsers.python`, imported only when `--grading swebench` asks for
+    it: importing it loads swebench's whole harness (docker, datasets, modal; ~1,700 modules)."""
+    try:
+        from swebench.harness.log_parsers import python
+    except ModuleNotFoundError as exc:
+        if exc.name is None or exc.name.split(".")[0] == "swebench":
+            raise SwebenchMissingError(SWEBENCH_MISSING) from exc
+        raise SwebenchMissingError(
+            f"--grading swebench: the swebench package cannot import {exc.name!r}: "
+            "pip install 'swe-aci[swebench]'"
+        ) from exc
+    return python
+
+
+def parse_swebench(parser: str, log: str) -> StatusMap:
+    """The statuses swebench's own parser of `parser` finds in `log`, as our TestStatus.
+
+    These three parsers ignore their `test_spec` argument. A status string that is none of ours
+    (swebench keeps e.g. `PASSEDx` from a line starting `PASSEDx`) is left out: swebench grades
+    it as neither passed nor kept, as we grade a missing test.
+    """
+    if parser not in SWEBENCH_PARSERS:
+        raise ValueError(
+            f"unknown log parser {parser!r} (known: {', '.join(sorted(SWEBENCH_PARSERS))})"
+        )
+    parse = getattr(swebench_log_parsers(), SWEBENCH_PARSERS[parser])
+    statuses: dict[str, str] = parse(log, None)
+    return {
+        test_id: TestStatus(status)
+        for test_id, status in statuses.items()
+        if status in STATUS_NAMES
+    }
 
 
 def normalise_id(parser: str, test_id: str) -> str:
@@ -91,7 +140,7 @@ class Grade(BaseModel):
 def parse_for(mode: GradingMode, parser: str, log: str) -> StatusMap:
     """The statuses of `log` under the grading mode's parser."""
     if mode == "swebench":
-        return SWEBENCH_PARSERS[parser](log)
+        return parse_swebench(parser, log)
     return parse_log(parser, log)
 
 
