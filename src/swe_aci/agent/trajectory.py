@@ -4,8 +4,8 @@ back from ours or paper-era runs.
 `<output_dir>/<id>/<id>.traj` has the layout of SWE-agent's trajectories:
 `{"environment", "instance_id", "problem_statement", "trajectory": [steps], "history": [messages],
 "info": {exit_status, submission, model_stats, ...}, "config"}`. A step has `thought`, `action`,
-`observation`, `response`, `state` (a dict), `execution_time`, token counts and `query` (the
-messages sent). Each message is stored once, in `history`; steps refer to it:
+`observation`, `response`, `state` (a dict), `execution_time`, `model_latency`, token counts, `cost`
+and `query` (the messages sent). Each message is stored once, in `history`; steps refer to it:
 
 - a `query` entry is an int `i` (message `i` of the history as the model received it), a dict
   `{"message": i, ...}` (the same, with the keys shown added, e.g. `cache_breakpoint`), or a literal
@@ -45,6 +45,11 @@ STEP_DEFAULTS: dict[str, Any] = {
     "observation": "",
     "response": "",
     "execution_time": 0.0,
+    "model_latency": 0.0,
+    "input_tokens": 0,
+    "output_tokens": 0,
+    "cached_tokens": 0,
+    "cost": 0.0,
     "query": [],
 }
 INSTANCE_ID = re.compile(r"[A-Za-z0-9_.-]+")
