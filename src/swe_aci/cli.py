@@ -16,6 +16,7 @@ import typer
 from swe_aci.analysis.cli import compare_command, stats_command
 from swe_aci.batch.cli import batch_command, images_app
 from swe_aci.evaluate.cli import evaluate_command
+from swe_aci.inspector.cli import inspect_command
 from swe_aci.rag.cli import rag as rag_command
 
 if TYPE_CHECKING:
@@ -403,6 +404,7 @@ app.command("evaluate")(evaluate_command)
 app.command("rag")(rag_command)
 app.command("stats")(stats_command)
 app.command("compare")(compare_command)
+app.command("inspect")(inspect_command)
 tasks_app = typer.Typer(help="Build task files (HumanEval, HumanEvalFix).")
 app.add_typer(tasks_app, name="tasks")
 

@@ -258,14 +258,19 @@ def load_trajectory(path: str | Path) -> dict[str, Any]:
     Raises TrajectoryError for a missing or unreadable file, non-JSON content, or no steps.
     """
     path = Path(path)
+    return normalized_trajectory(read_stored(path), path)
+
+
+def read_stored(path: Path) -> Any:
+    """The trajectory at `path` as stored (references unresolved): a `.traj`, or the journal
+    folded (given directly, or found beside a `.traj` path that does not exist yet)."""
     journal = path.with_name(path.name + JOURNAL_SUFFIX)
     try:
         if path.name.endswith(f".traj{JOURNAL_SUFFIX}"):
-            data: Any = read_journal(path)
-        elif not path.exists() and journal.is_file():
-            data = read_journal(journal)
-        else:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            return read_journal(path)
+        if not path.exists() and journal.is_file():
+            return read_journal(journal)
+        return json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise TrajectoryError(f"trajectory file not found: {path}") from None
     except IsADirectoryError:
@@ -274,6 +279,10 @@ def load_trajectory(path: str | Path) -> dict[str, Any]:
         raise TrajectoryError(f"cannot read trajectory {path}: {error}") from None
     except json.JSONDecodeError as error:
         raise TrajectoryError(f"trajectory {path} is not valid JSON: {error}") from None
+
+
+def normalized_trajectory(data: Any, path: Path) -> dict[str, Any]:
+    """A stored trajectory (as `read_stored` returns it) in our layout, references resolved."""
     steps = data.get("trajectory") if isinstance(data, dict) else None
     if not isinstance(steps, list) or not steps:
         raise TrajectoryError(f"trajectory {path} has no steps (no non-empty 'trajectory' list)")

@@ -51,6 +51,8 @@ class InstanceStats:
     api_calls: int = 0
     submitted: bool = False
     problem: str | None = None
+    commands: list[str] = field(default_factory=list)  # each executed action's first word
+    edit_results: list[bool] = field(default_factory=list)  # each edit: did the guardrail pass it
 
 
 @dataclass
@@ -115,11 +117,14 @@ def trajectory_stats(instance_id: str, trajectory: dict[str, Any]) -> InstanceSt
         if action.strip() in EXIT_REASONS:
             continue
         record.turns += 1
+        words = action.split(maxsplit=1)
+        record.commands.append(words[0] if words else "")
         if counts_edits and is_edit(action):
             record.edits += 1
             observation = step["observation"] if isinstance(step["observation"], str) else ""
-            if observation.lstrip().startswith(REJECTED_EDIT):
-                record.failed_edits += 1
+            rejected = observation.lstrip().startswith(REJECTED_EDIT)
+            record.failed_edits += rejected
+            record.edit_results.append(not rejected)
     return record
 
 
@@ -178,15 +183,22 @@ def read_run(directory: Path, instance_ids: Iterable[str] | None = None) -> list
     for instance_id in ids:
         record = read_instance(directory, instance_id)
         result = results.get(instance_id)
-        if result is not None and result.get("exit_status"):
-            record.exit_status = str(result["exit_status"])
-            patch = result.get("model_patch")
-            record.submitted = record.submitted or (isinstance(patch, str) and bool(patch.strip()))
-            if not record.has_trajectory:
-                record.cost = _number(result.get("cost"), float)
-                record.api_calls = _number(result.get("api_calls"), int)
+        if result is not None:
+            with_result(record, result)
         records.append(record)
     return records
+
+
+def with_result(record: InstanceStats, result: dict[str, Any]) -> InstanceStats:
+    """The record updated from the instance's `results.json` entry, whose exit status wins."""
+    if result.get("exit_status"):
+        record.exit_status = str(result["exit_status"])
+        patch = result.get("model_patch")
+        record.submitted = record.submitted or (isinstance(patch, str) and bool(patch.strip()))
+        if not record.has_trajectory:
+            record.cost = _number(result.get("cost"), float)
+            record.api_calls = _number(result.get("api_calls"), int)
+    return record
 
 
 def summarize(records: list[InstanceStats]) -> RunStats:
