@@ -18,12 +18,14 @@ Definitions (each computed over the instances with a trajectory):
 
 from __future__ import annotations
 
+import json
 import statistics
 from collections import Counter
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
-from swe_aci.analysis.stats import InstanceStats
+from swe_aci.analysis.stats import AnalysisError, InstanceStats
 
 CATEGORIES: dict[str, frozenset[str]] = {
     "open": frozenset({"open", "goto", "scroll_up", "scroll_down"}),
@@ -274,3 +276,20 @@ def summary_sections(stats: PaperStats) -> list[tuple[str, list[tuple[str, str]]
         )
     )
     return sections
+
+
+def read_report(directory: Path, given: Path | None) -> dict[str, Any] | None:
+    """The run's evaluation report: `given`, else `<directory>/evaluation/report.json` when it
+    exists, else None. Raises AnalysisError for a report that cannot be read."""
+    from swe_aci.batch.evaluation import EVALUATION_DIR
+
+    path = given if given is not None else directory / EVALUATION_DIR / "report.json"
+    if given is None and not path.is_file():
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as error:
+        raise AnalysisError(f"cannot read the report {path}: {error}") from None
+    if not isinstance(data, dict) or "resolved_ids" not in data:
+        raise AnalysisError(f"{path} is not a run's report.json (no resolved_ids)")
+    return data

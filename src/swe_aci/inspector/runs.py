@@ -27,12 +27,10 @@ from swe_aci.agent.trajectory import (
     is_valid_instance_id,
     load_trajectory,
 )
+from swe_aci.analysis.compare import BATCH_DIR, EVALUATION_DIR
 from swe_aci.analysis.stats import UNFINISHED, read_results, trajectory_stats
+from swe_aci.evaluate.report import REPORT_FILE
 
-EVALUATION_DIR = "evaluation"
-BATCH_DIR = "batch"
-REPORT_FILE = "report.json"
-PREDS_FILE = "preds.json"
 NOT_EVALUATED = "not evaluated"
 RUNNING = "running"
 
