@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 
+from swe_aci.agent.cli import traj_to_demo_command
 from swe_aci.analysis.cli import compare_command, stats_command
 from swe_aci.batch.cli import batch_command, images_app
 from swe_aci.evaluate.cli import evaluate_command
@@ -405,6 +406,7 @@ app.command("rag")(rag_command)
 app.command("stats")(stats_command)
 app.command("compare")(compare_command)
 app.command("inspect")(inspect_command)
+app.command("traj-to-demo")(traj_to_demo_command)
 tasks_app = typer.Typer(help="Build task files (HumanEval, HumanEvalFix).")
 app.add_typer(tasks_app, name="tasks")
 
