@@ -21,6 +21,8 @@ UPDATED = (
     "no duplicate lines, etc). Edit the file again if necessary."
 )
 RULE = "-" * 49
+# How a rejected edit's observation starts (ours and the paper's): what analyses count.
+REJECTED_EDIT = "Your proposed edit has introduced new syntax error(s)"
 
 
 class Editor:
@@ -127,8 +129,8 @@ def _rejection(
     before = render(original, start - 1 + (end - start + 2) // 2, end - start + 11)
     return "\n".join(
         [
-            "Your proposed edit has introduced new syntax error(s). Please read this error "
-            "message carefully and then retry editing the file.",
+            f"{REJECTED_EDIT}. Please read this error message carefully and then retry editing "
+            "the file.",
             "",
             "ERRORS:",
             *(f"- {error.describe()}" for error in errors),
@@ -149,3 +151,10 @@ def _rejection(
             "error.",
         ]
     )
+
+
+def is_rejected_edit(action: str, observation: str) -> bool:
+    """Whether a step was an `edit` the lint guardrail rejected (the interface must have had the
+    `edit` command: in the shell-only baseline an action named `edit` is no such thing)."""
+    words = action.split(maxsplit=1)
+    return bool(words) and words[0] == "edit" and observation.lstrip().startswith(REJECTED_EDIT)

@@ -17,11 +17,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from swe_aci.aci.editor import is_rejected_edit
 from swe_aci.agent.loop import EXIT_REASONS
 from swe_aci.agent.trajectory import TrajectoryError, load_trajectory
 
-# How the editor's lint guardrail (ours and the paper's) starts the observation of a rejected edit.
-REJECTED_EDIT = "Your proposed edit has introduced new syntax error(s)"
 EDIT_COMMAND = "edit"
 UNFINISHED = "unfinished"
 RESULTS_FILE = "results.json"
@@ -122,7 +121,7 @@ def trajectory_stats(instance_id: str, trajectory: dict[str, Any]) -> InstanceSt
         if counts_edits and is_edit(action):
             record.edits += 1
             observation = step["observation"] if isinstance(step["observation"], str) else ""
-            rejected = observation.lstrip().startswith(REJECTED_EDIT)
+            rejected = is_rejected_edit(action, observation)
             record.failed_edits += rejected
             record.edit_results.append(not rejected)
     return record
