@@ -182,11 +182,14 @@ def serving(paths: list[Path], **site: Any) -> Iterator[tuple[str, int]]:
         thread.join(5)
 
 
-def request(address: tuple[str, int], path: str, method: str = "GET") -> tuple[int, dict, bytes]:
+def request(
+    address: tuple[str, int], path: str, method: str = "GET", host: str | None = None
+) -> tuple[int, dict, bytes]:
     """One request with the path sent exactly as given (no client-side normalisation)."""
     connection = http.client.HTTPConnection(*address, timeout=30)
     try:
-        connection.putrequest(method, path, skip_accept_encoding=True)
+        connection.putrequest(method, path, skip_host=True, skip_accept_encoding=True)
+        connection.putheader("Host", f"{address[0]}:{address[1]}" if host is None else host)
         connection.putheader("Content-Length", "0")
         connection.endheaders()
         response = connection.getresponse()

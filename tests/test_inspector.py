@@ -121,6 +121,18 @@ def test_observations_are_loaded_on_demand(run_dir: Path) -> None:
     assert "tests/test_a.py::test_x" in page and "log of good &lt;b&gt;" in page
 
 
+def test_a_ten_megabyte_line_is_previewed_and_served_whole_on_demand(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    line = "<b>" + "y" * 10_000_000 + "\x1b[0m"
+    write_episode(run, "huge", [("cat big.txt", line), ("echo " + "z" * 300_000, "ok")])
+    with serving([run]) as address:
+        status, page = get(address, "/run/0/instance/huge.html")
+        _, full = get(address, "/run/0/instance/huge/observation/1.txt")
+    assert status == 200 and len(page) < 600_000  # previews; the 300 KB action is cut too
+    assert "more characters not shown" in page
+    assert len(full) == len(line) - 1 + len("\\x1b") and full.startswith("<b>yyy")
+
+
 def test_nothing_outside_the_run_directory_is_served(run_dir: Path, tmp_path: Path) -> None:
     secret = tmp_path / "secret.txt"
     secret.write_text("SECRET-CONTENT")
@@ -146,6 +158,16 @@ def test_nothing_outside_the_run_directory_is_served(run_dir: Path, tmp_path: Pa
             status, body = get(address, path)
             assert status == 404, path
             assert "SECRET-CONTENT" not in body and "root:" not in body, path
+
+
+def test_only_requests_addressed_to_127_0_0_1_are_answered(run_dir: Path) -> None:
+    """DNS rebinding: a hostile page whose name resolves to 127.0.0.1 sends its own Host."""
+    with serving([run_dir]) as address:
+        port = address[1]
+        assert request(address, "/", host=f"localhost:{port}")[0] == 200
+        for host in (f"evil.example:{port}", "evil.example", f"127.0.0.1:{port + 1}", ""):
+            status, _, body = request(address, "/run/0/index.html", host=host)
+            assert status == 403 and b"good" not in body, host
 
 
 def test_the_server_is_read_only(run_dir: Path) -> None:

@@ -138,6 +138,8 @@ def test_the_inspector_in_a_browser(
     # The run page: three instances, filtered by outcome.
     rows = page.locator("#instances tbody tr")  # type: ignore[attr-defined]
     assert rows.count() == 3
+    first = page.locator("#instances tr[data-id=demo__calc-0] td")  # type: ignore[attr-defined]
+    assert first.nth(3).inner_text() == "6" and first.nth(8).inner_text() == "1"  # steps, failed
     page.select_option("#filter-outcome", "resolved")  # type: ignore[attr-defined]
     assert page.locator("#instances tbody tr:visible").count() == 2  # type: ignore[attr-defined]
     assert page.inner_text("#shown-count") == "2 shown"  # type: ignore[attr-defined]

@@ -2,11 +2,15 @@
 
 Only GET and HEAD are answered (every other method gets 405 and touches nothing); every response
 carries the Content-Security-Policy, `nosniff`, no-referrer and no-store headers. The server
-binds 127.0.0.1 unless told otherwise, on a free port when none is given.
+binds 127.0.0.1 unless told otherwise, on a free port when none is given. Bound to a loopback
+address, it answers only requests addressed to it by a loopback name (`Host: 127.0.0.1:<port>`,
+`localhost:<port>`), so a web page in the user's browser cannot read the runs through DNS
+rebinding (a hostile name resolved to 127.0.0.1).
 """
 
 from __future__ import annotations
 
+import ipaddress
 import logging
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
@@ -15,6 +19,7 @@ from swe_aci.inspector.site import NOT_FOUND, Page, Site
 
 logger = logging.getLogger("swe_aci.inspector")
 MAX_QUERY = 4096  # characters of a request's query string
+LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
 
 
 class ReadOnlyHandler(BaseHTTPRequestHandler):
@@ -24,6 +29,7 @@ class ReadOnlyHandler(BaseHTTPRequestHandler):
     server_version = "swe-aci-inspect"
     sys_version = ""
     protocol_version = "HTTP/1.1"
+    timeout = 60  # seconds an idle or slow connection may hold its thread
 
     def do_GET(self) -> None:
         self.respond(self.page(), body=True)
@@ -37,6 +43,8 @@ class ReadOnlyHandler(BaseHTTPRequestHandler):
     do_POST = do_PUT = do_DELETE = do_PATCH = do_OPTIONS = do_TRACE = do_CONNECT = refuse
 
     def page(self) -> Page:
+        if not self.addressed_to_us():
+            return Page(403, "text/plain; charset=utf-8", b"wrong Host\n")
         parts = urlsplit(self.path)
         if len(parts.query) > MAX_QUERY:
             return NOT_FOUND
@@ -45,6 +53,13 @@ class ReadOnlyHandler(BaseHTTPRequestHandler):
         except Exception:  # a bug or an unreadable file must not take the server down
             logger.exception("inspect: %s failed", self.path)
             return Page(500, "text/plain; charset=utf-8", b"internal error\n")
+
+    def addressed_to_us(self) -> bool:
+        """Any Host on a non-loopback bind (`--host` was given); a loopback name otherwise."""
+        host, port = self.server.server_address[:2]
+        if not ipaddress.ip_address(host).is_loopback:
+            return True
+        return self.headers.get("Host", "") in {f"{name}:{port}" for name in LOOPBACK_NAMES}
 
     def respond(self, page: Page, body: bool) -> None:
         self.send_response(page.status)
