@@ -137,6 +137,10 @@ def test_nothing_outside_the_run_directory_is_served(run_dir: Path, tmp_path: Pa
     secret = tmp_path / "secret.txt"
     secret.write_text("SECRET-CONTENT")
     (run_dir / "link.txt").symlink_to(secret)
+    (tmp_path / "elsewhere").mkdir()
+    write_evaluation(tmp_path / "elsewhere", {"good": "SECRET-CONTENT"})
+    shutil.rmtree(run_dir / "evaluation")
+    (run_dir / "evaluation").symlink_to(tmp_path / "elsewhere" / "evaluation")
     outside = tmp_path / "elsewhere" / "stolen"
     write_episode(tmp_path / "elsewhere", "stolen", [("cat /etc/passwd", "SECRET-CONTENT")])
     (run_dir / "stolen").symlink_to(outside)
@@ -152,12 +156,16 @@ def test_nothing_outside_the_run_directory_is_served(run_dir: Path, tmp_path: Pa
             "/run/0/instance/stolen/observation/1.txt",
             "/run/0/instance/..%2f..%2fsecret.html",
             "/run/0/files/%00",
+            "/run/0/files/evaluation/good/test_output.txt",
             "/run/7/index.html",
             "/../../etc/passwd",
         ):
             status, body = get(address, path)
             assert status == 404, path
             assert "SECRET-CONTENT" not in body and "root:" not in body, path
+        for path in ("/run/0/index.html", "/run/0/instance/good.html"):  # the evaluation is out
+            status, body = get(address, path)
+            assert status == 200 and "SECRET-CONTENT" not in body and "log of good" not in body
 
 
 def test_only_requests_addressed_to_127_0_0_1_are_answered(run_dir: Path) -> None:

@@ -28,7 +28,7 @@ from swe_aci.agent.trajectory import (
     load_trajectory,
 )
 from swe_aci.analysis.compare import BATCH_DIR, EVALUATION_DIR
-from swe_aci.analysis.stats import UNFINISHED, read_results, trajectory_stats
+from swe_aci.analysis.stats import UNFINISHED, AnalysisError, read_results, trajectory_stats
 from swe_aci.evaluate.report import REPORT_FILE
 
 NOT_EVALUATED = "not evaluated"
@@ -61,13 +61,23 @@ class Run:
 
     name: str
     root: Path
-    evaluation: Path
+    evaluation: Path | None  # None: not evaluated (or its directory leads out of the run)
     problems: list[str] = field(default_factory=list)
 
     def inside(self, relative: str | Path) -> Path | None:
-        """`root / relative` when it exists and, symlinks resolved, lies under the root (or under
-        the evaluation directory); None otherwise."""
-        return contained(self.root, relative) or contained_in(self.evaluation, self.root, relative)
+        """`root / relative` when it exists and, symlinks resolved, lies under the root."""
+        return contained(self.root, relative)
+
+    def evaluation_report(self) -> dict[str, Any] | None:
+        """The run's evaluation report.json, if there is a readable one."""
+        report = read_json(self.evaluation / REPORT_FILE) if self.evaluation else None
+        return report if isinstance(report, dict) else None
+
+    def evaluation_dir(self, instance_id: str) -> Path | None:
+        """The instance's evaluation directory, if it lies inside the evaluation directory."""
+        if self.evaluation is None or not is_valid_instance_id(instance_id):
+            return None
+        return contained(self.evaluation, instance_id)
 
     def trajectory_path(self, instance_id: str) -> Path | None:
         """The instance's `.traj` (or journal), nested or flat, inside the run; None if absent."""
@@ -97,14 +107,19 @@ class Run:
     def outcomes(self) -> dict[str, str]:
         """Each evaluated instance's outcome: from the run's report, else (an evaluation still
         going) from the per-instance reports written so far."""
-        report = read_json(self.evaluation / REPORT_FILE)
-        by_id = report.get("instances") if isinstance(report, dict) else None
+        report = self.evaluation_report()
+        by_id = report.get("instances") if report is not None else None
         if isinstance(by_id, dict):
-            return {key: str(value.get("outcome")) for key, value in by_id.items() if value}
+            return {
+                key: str(value.get("outcome"))
+                for key, value in by_id.items()
+                if isinstance(value, dict) and value.get("outcome")
+            }
         outcomes = {}
-        if self.evaluation.is_dir():
+        if self.evaluation is not None and self.evaluation.is_dir():
             for child in self.evaluation.iterdir():
-                entry = read_json(child / REPORT_FILE)
+                inside = self.evaluation_dir(child.name)
+                entry = read_json(inside / REPORT_FILE) if inside is not None else None
                 if isinstance(entry, dict) and isinstance(entry.get(child.name), dict):
                     outcomes[child.name] = str(entry[child.name].get("outcome"))
         return outcomes
@@ -183,7 +198,7 @@ def read_json(path: Path) -> Any:
 def read_results_safely(run: Run) -> dict[str, dict[str, Any]]:
     try:
         return read_results(run.root)
-    except Exception as error:  # an unreadable results.json: shown, and the trajectories used
+    except AnalysisError as error:  # an unreadable results.json: shown, the trajectories used
         message = f"results.json: {error}"
         if message not in run.problems:
             run.problems.append(message)
@@ -191,25 +206,22 @@ def read_results_safely(run: Run) -> dict[str, dict[str, Any]]:
 
 
 def contained(root: Path, relative: str | Path) -> Path | None:
-    return contained_in(root, root, relative)
-
-
-def contained_in(base: Path, root: Path, relative: str | Path) -> Path | None:
-    """`root / relative` resolved, if it exists and lies under `base` resolved; else None."""
+    """`root / relative` resolved, if it exists and lies under `root` resolved; else None."""
     text = str(relative)
     if "\x00" in text:
         return None
     try:
         candidate = (root / text).resolve(strict=True)
-        base_resolved = base.resolve(strict=True)
-    except (OSError, RuntimeError):
+        base = root.resolve(strict=True)
+    except (OSError, RuntimeError, ValueError):
         return None
-    return candidate if candidate.is_relative_to(base_resolved) else None
+    return candidate if candidate.is_relative_to(base) else None
 
 
 def discover(paths: list[Path]) -> list[Run]:
     """The runs under the given directories, in the order given (a compare output gives one run
-    per config, in its directory order)."""
+    per config, in its directory order). A config's batch or an evaluation directory that is a
+    symlink out of the given directory is left out."""
     runs: list[Run] = []
     for given in paths:
         path = given.expanduser()
@@ -219,11 +231,12 @@ def discover(paths: list[Path]) -> list[Run]:
         configs = sorted(child for child in root.iterdir() if (child / BATCH_DIR).is_dir())
         if configs:
             for child in configs:
-                runs.append(
-                    Run(f"{root.name}/{child.name}", child / BATCH_DIR, child / EVALUATION_DIR)
-                )
+                batch = contained(root, f"{child.name}/{BATCH_DIR}")
+                if batch is not None:
+                    evaluation = contained(root, f"{child.name}/{EVALUATION_DIR}")
+                    runs.append(Run(f"{root.name}/{child.name}", batch, evaluation))
         else:
-            runs.append(Run(root.name, root, root / EVALUATION_DIR))
+            runs.append(Run(root.name, root, contained(root, EVALUATION_DIR)))
     names = [run.name for run in runs]
     for index, run in enumerate(runs):
         if names.count(run.name) > 1:

@@ -8,7 +8,7 @@ import base64
 from swe_aci.agent.trajectory import TrajectoryError, load_trajectory
 from swe_aci.analysis.paper import paper_stats, summary_sections
 from swe_aci.analysis.stats import UNFINISHED, InstanceStats, trajectory_stats, with_result
-from swe_aci.inspector.runs import REPORT_FILE, Run, read_json, read_results_safely
+from swe_aci.inspector.runs import Run, read_results_safely
 from swe_aci.inspector.text import visible
 
 
@@ -36,8 +36,7 @@ def summary_page_data(
     """(sections of rows, plots as (name, data: URI), a note when there are no plots)."""
     from swe_aci.analysis.plots import PlotsUnavailable, figures, png_bytes
 
-    report = read_json(run.evaluation / REPORT_FILE)
-    stats = paper_stats(run_records(run), report if isinstance(report, dict) else None)
+    stats = paper_stats(run_records(run), run.evaluation_report())
     sections = [
         (visible(title, 200), [(visible(k, 500), visible(v, 2000)) for k, v in rows])
         for title, rows in summary_sections(stats)

@@ -21,7 +21,7 @@ from swe_aci.agent.trajectory import (
     read_stored,
     recorded_problem_statement,
 )
-from swe_aci.inspector.runs import REPORT_FILE, Run, contained, read_json
+from swe_aci.inspector.runs import REPORT_FILE, Run, read_json
 from swe_aci.inspector.text import DiffLine, diff_lines, preview, visible
 from swe_aci.models.base import message_text
 
@@ -234,7 +234,7 @@ def instance_view(
 
 def evaluation_view(run: Run, instance_id: str) -> Evaluation | None:
     """The instance's evaluation: outcome, each test's status, the end of the test log."""
-    directory = contained(run.evaluation, instance_id) if run.evaluation.is_dir() else None
+    directory = run.evaluation_dir(instance_id)
     if directory is None:
         return None
     report = read_json(directory / REPORT_FILE)
