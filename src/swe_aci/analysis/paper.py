@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from swe_aci.analysis.stats import AnalysisError, InstanceStats
+from swe_aci.records import EVALUATION_DIR, REPORT_FILE
 
 CATEGORIES: dict[str, frozenset[str]] = {
     "open": frozenset({"open", "goto", "scroll_up", "scroll_down"}),
@@ -281,9 +282,7 @@ def summary_sections(stats: PaperStats) -> list[tuple[str, list[tuple[str, str]]
 def read_report(directory: Path, given: Path | None) -> dict[str, Any] | None:
     """The run's evaluation report: `given`, else `<directory>/evaluation/report.json` when it
     exists, else None. Raises AnalysisError for a report that cannot be read."""
-    from swe_aci.batch.evaluation import EVALUATION_DIR
-
-    path = given if given is not None else directory / EVALUATION_DIR / "report.json"
+    path = given if given is not None else directory / EVALUATION_DIR / REPORT_FILE
     if given is None and not path.is_file():
         return None
     try:

@@ -21,15 +21,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from swe_aci.agent.trajectory import (
-    JOURNAL_SUFFIX,
-    TrajectoryError,
-    is_valid_instance_id,
-    load_trajectory,
-)
-from swe_aci.analysis.compare import BATCH_DIR, EVALUATION_DIR
+from swe_aci.agent.trajectory import JOURNAL_SUFFIX, TrajectoryError, load_trajectory
+from swe_aci.analysis.compare import BATCH_DIR
 from swe_aci.analysis.stats import UNFINISHED, AnalysisError, read_results, trajectory_stats
-from swe_aci.evaluate.report import REPORT_FILE
+from swe_aci.records import EVALUATION_DIR, REPORT_FILE, TRAJECTORY_SUFFIX, is_valid_instance_id
 
 NOT_EVALUATED = "not evaluated"
 RUNNING = "running"
@@ -161,7 +156,7 @@ class Run:
         )
 
 
-TRAJ_SUFFIXES = (".traj", f".traj{JOURNAL_SUFFIX}")
+TRAJ_SUFFIXES = (TRAJECTORY_SUFFIX, f"{TRAJECTORY_SUFFIX}{JOURNAL_SUFFIX}")
 
 
 def row_from_result(instance_id: str, result: dict[str, Any]) -> InstanceRow:

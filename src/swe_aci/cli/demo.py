@@ -7,6 +7,8 @@ from typing import Annotated
 
 import typer
 
+from swe_aci.cli.common import fail, guarded
+
 
 def traj_to_demo_command(
     trajectory: Annotated[Path, typer.Argument(help="A trajectory that ended with submit.")],
@@ -17,7 +19,6 @@ def traj_to_demo_command(
     ] = None,
 ) -> None:
     """Make a demonstration from a good trajectory, checked against the config that will use it."""
-    from swe_aci.cli import fail, guarded
 
     def body() -> None:
         import json
@@ -27,8 +28,9 @@ def traj_to_demo_command(
             demonstration_from,
             demonstration_problems,
         )
-        from swe_aci.agent.trajectory import load_trajectory, write_json_atomic
+        from swe_aci.agent.trajectory import load_trajectory
         from swe_aci.episode import load_config
+        from swe_aci.records import write_json_atomic
 
         episode_config = load_config(config)
         try:

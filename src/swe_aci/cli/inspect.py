@@ -7,6 +7,8 @@ from typing import Annotated
 
 import typer
 
+from swe_aci.cli.common import fail, guarded
+
 
 def inspect_command(
     run_dirs: Annotated[
@@ -26,7 +28,6 @@ def inspect_command(
     ] = None,
 ) -> None:
     """Look at runs in a browser: every instance, each step, evaluation, comparison (read-only)."""
-    from swe_aci.cli import fail, guarded
 
     def body() -> None:
         from swe_aci.inspector.app import export as export_site
