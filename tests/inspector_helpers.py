@@ -7,6 +7,10 @@ from __future__ import annotations
 import hashlib
 import http.client
 import json
+import os
+import re
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -196,3 +200,25 @@ def request(
         return response.status, dict(response.getheaders()), response.read()
     finally:
         connection.close()
+
+
+@contextmanager
+def inspect_command(*paths: Path) -> Iterator[str]:
+    """`swe-aci inspect PATHS` as a subprocess (this checkout's code): the line it prints first,
+    the URL; the process is stopped at the end."""
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[1] / "src")}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "swe_aci", "inspect", *map(str, paths)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    try:
+        assert process.stdout is not None
+        line = process.stdout.readline()
+        assert re.search(r"http://", line), line + (process.stderr.read() if process.stderr else "")
+        yield line
+    finally:
+        process.terminate()
+        process.wait(10)

@@ -20,6 +20,7 @@ import pytest
 from inspector_helpers import (
     HOSTILE,
     SENTINEL,
+    inspect_command,
     request,
     serving,
     snapshot,
@@ -288,24 +289,11 @@ def test_export_writes_pages_that_need_no_server(run_dir: Path, tmp_path: Path) 
 
 
 def test_inspect_command_binds_127_0_0_1_on_a_free_port_and_prints_the_url(run_dir: Path) -> None:
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[1] / "src")}
-    process = subprocess.Popen(
-        [sys.executable, "-m", "swe_aci", "inspect", str(run_dir)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env,
-    )
-    try:
-        assert process.stdout is not None
-        line = process.stdout.readline()
+    with inspect_command(run_dir) as line:
         match = re.fullmatch(r"swe-aci inspect: http://127\.0\.0\.1:(\d+)/\n", line)
         assert match, line
         status, page = get(("127.0.0.1", int(match.group(1))), "/")
         assert status == 200 and "run/0/index.html" in page
-    finally:
-        process.terminate()
-        process.wait(10)
 
 
 def test_inspect_command_errors_are_one_line(tmp_path: Path) -> None:

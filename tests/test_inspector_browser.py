@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from batch_helpers import generated_task_file, scripted_overrides
+from inspector_helpers import inspect_command
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(900)]
 
@@ -86,23 +87,10 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 
 @pytest.fixture(scope="module")
 def base_url(runs: tuple[Path, Path]) -> Iterator[str]:
-    env = {**os.environ, "PYTHONPATH": SRC}
-    process = subprocess.Popen(
-        [sys.executable, "-m", "swe_aci", "inspect", *map(str, runs)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env,
-    )
-    try:
-        assert process.stdout is not None
-        line = process.stdout.readline()
+    with inspect_command(*runs) as line:
         match = re.search(r"(http://127\.0\.0\.1:\d+/)", line)
-        assert match, line + (process.stderr.read() if process.stderr else "")
+        assert match, line
         yield match.group(1)
-    finally:
-        process.terminate()
-        process.wait(10)
 
 
 @pytest.fixture
