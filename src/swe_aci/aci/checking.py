@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from swe_aci.aci.blocklist import Blocklist
-from swe_aci.aci.commands import BY_NAME
+from swe_aci.aci.commands import BY_NAME, TYPED_NAMES
 from swe_aci.aci.config import ACIConfig
 from swe_aci.aci.parsing import ActionFormatError, ShellStep, Step, split_action
 from swe_aci.aci.shellwords import invocations, simple_commands
@@ -25,8 +25,9 @@ class ActionProblem:
 class ActionChecker:
     def __init__(self, config: ACIConfig) -> None:
         self.config = config
-        self.syntax = {name: BY_NAME[name].syntax for name in config.commands}
-        self._unavailable = frozenset(BY_NAME) - set(config.commands)
+        enabled = [BY_NAME[key] for key in config.commands]
+        self.syntax = {command.name: command.syntax for command in enabled}
+        self._unavailable = TYPED_NAMES - set(self.syntax)
         self._blocklist = Blocklist(config.interactive_blocklist, config.standalone_blocklist)
 
     def split(self, action: str) -> list[Step]:

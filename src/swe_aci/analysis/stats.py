@@ -17,12 +17,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from swe_aci.aci.editor import is_rejected_edit
+from swe_aci.aci.edits import editing_commands, is_edit, is_rejected_edit
 from swe_aci.agent.loop import EXIT_REASONS
 from swe_aci.agent.trajectory import TrajectoryError, load_trajectory
 from swe_aci.records import RESULTS_FILE
 
-EDIT_COMMAND = "edit"
 UNFINISHED = "unfinished"
 JOURNAL_SUFFIX = ".jsonl"  # `<id>.traj.jsonl`: the journal of an episode still running or killed
 
@@ -34,8 +33,9 @@ class AnalysisError(Exception):
 @dataclass
 class InstanceStats:
     """One instance of a run. `turns` counts the actions executed (not the exit record a limit
-    or error adds); `edits` the ACI `edit` commands run, `failed_edits` those the lint guardrail
-    rejected; `submitted` means the episode ended with a non-empty patch, whether the agent
+    or error adds); `edits` the ACI editing commands run (`edit`; the str_replace set's
+    `str_replace`, `insert`, `create`), `failed_edits` those the lint guardrail rejected;
+    `submitted` means the episode ended with a non-empty patch, whether the agent
     ran `submit` or the patch was autosubmitted; `problem` says why the trajectory was unusable."""
 
     instance_id: str
@@ -75,19 +75,16 @@ class RunStats:
     problems: list[str] = field(default_factory=list)
 
 
-def is_edit(action: str) -> bool:
-    words = action.split(maxsplit=1)
-    return bool(words) and words[0] == EDIT_COMMAND
-
-
-def has_edit_command(trajectory: dict[str, Any]) -> bool:
-    """Whether the episode's interface had the `edit` command: as its recorded config says, or
-    assumed when the trajectory records none (paper-era files). Without it (the shell-only
+def edit_commands(trajectory: dict[str, Any]) -> frozenset[str]:
+    """The editing commands the episode's interface had (as typed): as its recorded config says,
+    or `edit` when the trajectory records none (paper-era files). Without them (the shell-only
     baseline) an action named `edit` is no edit of the ACI and no guardrail judged it."""
     config = trajectory.get("config")
     aci = config.get("aci") if isinstance(config, dict) else None
     commands = aci.get("commands") if isinstance(aci, dict) else None
-    return not isinstance(commands, list) or EDIT_COMMAND in commands
+    if not isinstance(commands, list):
+        return frozenset({"edit"})
+    return editing_commands(str(key) for key in commands)
 
 
 def trajectory_stats(instance_id: str, trajectory: dict[str, Any]) -> InstanceStats:
@@ -105,7 +102,7 @@ def trajectory_stats(instance_id: str, trajectory: dict[str, Any]) -> InstanceSt
         api_calls=_number(model_stats.get("api_calls"), int),
         submitted=isinstance(info.get("submission"), str) and bool(info["submission"].strip()),
     )
-    counts_edits = has_edit_command(trajectory)
+    editing = edit_commands(trajectory)
     for step in trajectory["trajectory"]:
         action = step["action"] if isinstance(step["action"], str) else ""
         if action.strip() in EXIT_REASONS:
@@ -113,11 +110,11 @@ def trajectory_stats(instance_id: str, trajectory: dict[str, Any]) -> InstanceSt
         record.turns += 1
         words = action.split(maxsplit=1)
         record.commands.append(words[0] if words else "")
-        if counts_edits and is_edit(action):
+        if is_edit(action, editing):
             record.edits += 1
             observation = step["observation"] if isinstance(step["observation"], str) else ""
-            rejected = is_rejected_edit(action, observation)
-            record.failed_edits += rejected
+            rejected = is_rejected_edit(observation)
+            record.failed_edits += int(rejected)
             record.edit_results.append(not rejected)
     return record
 

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from swe_aci.aci.editor import is_rejected_edit
+from swe_aci.aci.edits import editing_commands, is_edit, is_rejected_edit
 from swe_aci.agent.loop import EpisodeResult, StepRecord
 from swe_aci.batch.outputs import InstanceResult
 from swe_aci.env.base import SandboxError
@@ -71,12 +71,12 @@ def run_instance(
     if should_stop():
         return ended(None, "interrupted")
     steps = failed_edits = 0
-    has_edit = "edit" in config.aci.commands
+    editing = editing_commands(config.aci.commands)
 
     def step_done(step: StepRecord) -> None:
         nonlocal steps, failed_edits
         steps += 1
-        failed_edits += int(has_edit and is_rejected_edit(step.action, step.observation))
+        failed_edits += int(is_edit(step.action, editing) and is_rejected_edit(step.observation))
         if on_step is not None:
             on_step(instance_id, steps, step.action)
         if should_stop():
