@@ -37,6 +37,7 @@ LAYERS: tuple[str, ...] = (
     "batch",
     "rag",
     "analysis",
+    "inspector",
     "cli",
     "__main__",
 )

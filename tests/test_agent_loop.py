@@ -503,3 +503,33 @@ def test_shell_only_config(session: Session) -> None:
     assert traj["trajectory"][0]["action"].startswith("sed")  # `open` was refused: not a command
     assert "signature: submit" in traj["history"][0]["content"]
     assert "signature: open" not in traj["history"][0]["content"]
+
+
+class SlowModel(ReplyModel):
+    """Prepared replies, each after `delay` seconds of (real) waiting."""
+
+    def __init__(self, replies: list[ModelReply | Exception], delay: float) -> None:
+        super().__init__(replies)
+        self.delay = delay
+
+    def query(self, messages: list[Message], tools: list[ToolSpec] | None = None) -> ModelReply:
+        import time
+
+        time.sleep(self.delay)
+        return super().query(messages, tools)
+
+
+def test_each_step_records_its_model_latency_and_cost(session: Session) -> None:
+    def reply(content: str, cost: float) -> ModelReply:
+        return ModelReply(content=content, input_tokens=10, output_tokens=2, cost=cost)
+
+    replies = [reply("no action here", 0.25), reply(OPEN, 0.5), reply(SUBMIT, 1.0)]
+    result = session.run(SlowModel(replies, delay=0.05))  # type: ignore[arg-type]
+    assert result.exit_status == "submitted"
+    journal_steps = [step.model_latency for step in session.steps]
+    steps = session.trajectory()["trajectory"]
+    # The first step made two calls (the requery after the format error): both count.
+    assert [s["cost"] for s in steps] == [0.75, 1.0]
+    assert [s["input_tokens"] for s in steps] == [20, 10]
+    assert steps[0]["model_latency"] >= 0.1 and steps[1]["model_latency"] >= 0.05
+    assert [s["model_latency"] for s in steps] == journal_steps

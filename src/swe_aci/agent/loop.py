@@ -52,6 +52,8 @@ class StepRecord:
     output_tokens: int
     cached_tokens: int
     query: list[Message]
+    model_latency: float = 0.0  # seconds spent in model calls for this step, requeries included
+    cost: float = 0.0  # of this step's model calls
 
 
 @dataclass
@@ -66,11 +68,13 @@ class EpisodeResult:
 
 @dataclass
 class _Usage:
-    """Tokens spent on the current step, requeries included."""
+    """Tokens, model time and cost spent on the current step, requeries included."""
 
     input_tokens: int = 0
     output_tokens: int = 0
     cached_tokens: int = 0
+    model_latency: float = 0.0
+    cost: float = 0.0
 
 
 @dataclass
@@ -256,8 +260,12 @@ class Agent:
 
     def _query(self, episode: _Episode, messages: list[Message]) -> ModelReply:
         episode.last_query = messages
+        cost_before = self.stats.instance_cost
+        started = time.monotonic()
         reply = self.model.query(messages, tools=self.parser.tools())
+        episode.usage.model_latency += time.monotonic() - started
         self.stats.add(reply)
+        episode.usage.cost += self.stats.instance_cost - cost_before
         episode.usage.input_tokens += reply.input_tokens
         episode.usage.output_tokens += reply.output_tokens
         episode.usage.cached_tokens += reply.cached_tokens
@@ -384,6 +392,8 @@ def step_record(
         output_tokens=episode.usage.output_tokens,
         cached_tokens=episode.usage.cached_tokens,
         query=episode.last_query,
+        model_latency=round(episode.usage.model_latency, 3),
+        cost=round(episode.usage.cost, 6),
     )
 
 

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from swe_aci.aci.edits import editing_commands, is_edit, is_rejected_edit
 from swe_aci.agent.loop import EpisodeResult, StepRecord
 from swe_aci.batch.outputs import InstanceResult
 from swe_aci.env.base import SandboxError
@@ -69,11 +70,13 @@ def run_instance(
         return ended(ENVIRONMENT_ERROR, str(error))
     if should_stop():
         return ended(None, "interrupted")
-    steps = 0
+    steps = failed_edits = 0
+    editing = editing_commands(config.aci.commands)
 
     def step_done(step: StepRecord) -> None:
-        nonlocal steps
+        nonlocal steps, failed_edits
         steps += 1
+        failed_edits += int(is_edit(step.action, editing) and is_rejected_edit(step.observation))
         if on_step is not None:
             on_step(instance_id, steps, step.action)
         if should_stop():
@@ -99,6 +102,9 @@ def run_instance(
         api_calls=result.stats.api_calls,
         steps=steps,
         elapsed=round(time.monotonic() - started, 3),
+        tokens_sent=result.stats.tokens_sent,
+        tokens_received=result.stats.tokens_received,
+        failed_edits=failed_edits,
     )
 
 

@@ -12,7 +12,9 @@ import typer
 from swe_aci.cli.batch import batch_command, images_app
 from swe_aci.cli.compare import compare_command, stats_command
 from swe_aci.cli.configs import configs
+from swe_aci.cli.demo import traj_to_demo_command
 from swe_aci.cli.evaluate import evaluate_command
+from swe_aci.cli.inspect import inspect_command
 from swe_aci.cli.models import models_app
 from swe_aci.cli.rag import rag_command
 from swe_aci.cli.run import replay, run
@@ -38,6 +40,8 @@ REGISTRY: dict[str, Callable[..., None] | typer.Typer] = {
     "rag": rag_command,
     "stats": stats_command,
     "compare": compare_command,
+    "inspect": inspect_command,
+    "traj-to-demo": traj_to_demo_command,
     "tasks": tasks_app,
 }
 for name, entry in REGISTRY.items():
