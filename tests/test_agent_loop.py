@@ -103,7 +103,12 @@ class ReplyModel:
         self.queries: list[list[Message]] = []
         self.tools: list[list[ToolSpec] | None] = []
 
-    def query(self, messages: list[Message], tools: list[ToolSpec] | None = None) -> ModelReply:
+    def query(
+        self,
+        messages: list[Message],
+        tools: list[ToolSpec] | None = None,
+        timeout: float | None = None,
+    ) -> ModelReply:
         self.queries.append(messages)
         self.tools.append(tools)
         reply = self.replies[len(self.queries) - 1]
@@ -355,7 +360,13 @@ def test_each_message_is_stored_once_and_steps_refer_to_it(
         session = Session(env, tmp_path / "out")
         replies = [*(act("cat big.txt") for _ in range(8)), SUBMIT]
         model = ReplyModel([ModelReply(content=reply) for reply in replies])
-        session.run(model, "agent.history.n=2", "agent.history.cache_breakpoints=1", issue=issue)
+        session.run(
+            model,
+            "agent.history.n=2",
+            "agent.history.cache_breakpoints=1",
+            "agent.limits.repeats.limit=0",  # the same command on purpose
+            issue=issue,
+        )
     finally:
         env.close()
     raw = session.trajectory_path.read_text()

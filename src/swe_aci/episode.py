@@ -24,6 +24,7 @@ from swe_aci.agent.config import (
     resolve_config_path,
 )
 from swe_aci.agent.loop import Agent, EpisodeResult, StepRecord
+from swe_aci.agent.progress import OnProgress
 from swe_aci.agent.trajectory import (
     TrajectoryError,
     instance_id_from,
@@ -231,6 +232,7 @@ def run_episode(
     instance_id: str,
     output_dir: Path,
     on_step: Callable[[StepRecord], None] | None = None,
+    on_progress: OnProgress | None = None,
     hidden_patch: str | None = None,
 ) -> EpisodeResult:
     """Create the sandbox, run the agent on the issue, and tear the sandbox down however the
@@ -262,5 +264,6 @@ def run_episode(
             instance_id=instance_id,
             environment=env_config.backend,
             on_step=on_step,
+            on_progress=on_progress,
         )
         return agent.run(problem_statement)

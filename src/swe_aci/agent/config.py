@@ -14,7 +14,7 @@ import importlib.resources
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -34,6 +34,19 @@ class ConfigError(Exception):
     """The config cannot be used; the message is one line naming the file and the key."""
 
 
+class RepeatsConfig(BaseModel):
+    """Stuck detection: the same action `limit` times in a row tells the model once (the
+    `repeated_action` template); the next time it happens the episode ends (exit_repeated)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    limit: int = Field(4, ge=0, description="repeats in a row that count as stuck; 0 disables")
+    compare: Literal["action", "action_and_observation"] = Field(
+        "action_and_observation",
+        description="what must be the same: the action alone, or the action and its output",
+    )
+
+
 class LimitsConfig(BaseModel):
     """When an episode stops on its own, and how much it may submit. 0 disables a limit.
     (The timeout of one command is `aci.command_timeout`.)"""
@@ -49,6 +62,7 @@ class LimitsConfig(BaseModel):
     max_submission_bytes: int = Field(
         5_000_000, ge=0, description="a larger diff is not submitted (a note says why)"
     )
+    repeats: RepeatsConfig = Field(default_factory=RepeatsConfig)
 
 
 class AgentConfig(BaseModel):

@@ -25,6 +25,7 @@ TEMPLATE_VARIABLES: dict[str, frozenset[str]] = {
     "demonstration": frozenset({"demonstration"}),
     "format_error": frozenset({"error", "parser"}),
     "blocked_action": frozenset({"error", "action"}),
+    "repeated_action": frozenset({"count"}),
 }
 
 _JINJA = jinja2.Environment(
@@ -57,6 +58,12 @@ class TemplatesConfig(BaseModel):
     """Requery after a malformed reply: {{error}} says what is wrong."""
     blocked_action: str
     """Requery after a refused command: {{error}} (the refusal), {{action}}."""
+    repeated_action: str = (
+        "\nNOTE: you have now run this same command {{count}} times in a row"
+        " and it changed nothing. Do something different: running it again ends the episode."
+    )
+    """Appended once to the observation when the same action repeats ({{count}} times in a row:
+    `agent.limits.repeats`)."""
 
 
 def template_problems(templates: TemplatesConfig) -> list[str]:

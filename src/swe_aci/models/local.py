@@ -229,14 +229,19 @@ class LocalModel:
             self.close()
             raise
 
-    def query(self, messages: list[Message], tools: list[ToolSpec] | None = None) -> ModelReply:
+    def query(
+        self,
+        messages: list[Message],
+        tools: list[ToolSpec] | None = None,
+        timeout: float | None = None,
+    ) -> ModelReply:
         if self.server is None:
             raise ModelAPIError(f"{self.name}: the model was closed")
         if not self.server.alive():
             raise ModelAPIError(
                 f"{self.name}: the local model server died: {self.server.log_tail()}"
             )
-        return self.backend.query(messages, tools)
+        return self.backend.query(messages, tools, timeout)
 
     def close(self) -> None:
         if self.server is not None:
