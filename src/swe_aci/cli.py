@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import difflib
-import re
 import signal
 import sys
 from collections.abc import Callable, Iterator
@@ -19,7 +18,7 @@ from swe_aci.evaluate.cli import evaluate_command
 from swe_aci.rag.cli import rag as rag_command
 
 if TYPE_CHECKING:
-    from swe_aci.agent.loop import EpisodeResult, StepRecord
+    from swe_aci.agent.loop import EpisodeResult
     from swe_aci.episode import EpisodeConfig
 
 app = typer.Typer(
@@ -28,16 +27,15 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    # Click's plain help: no `<bool>` type tag on every flag, and help text is never read as
+    # rich markup (which swallowed `[ray]` in `pip install 'swe-aci[ray]'`).
+    rich_markup_mode=None,
 )
 
-OBSERVATION_PREVIEW_LINES = 12
-DEFAULT_OUTPUT = Path("trajectories")
-# Control characters other than newline and tab: shown escaped, never sent to the terminal.
-CONTROL_CHARACTERS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 TRAJECTORY_SAVED = "the trajectory so far was saved"
 INTERRUPTING_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 NO_MODEL = (
-    "no model chosen: pass --model (e.g. openai/gpt-4o, anthropic/claude-3-5-sonnet-20241022, "
+    "no model chosen: pass --model (e.g. openai/gpt-4o, anthropic/claude-sonnet-4-5, "
     "local, human, or replay with --set model.replay_path=FILE) or set model.name in the config"
 )
 
@@ -48,7 +46,13 @@ ConfigOption = Annotated[
 ]
 EnvOption = Annotated[str | None, typer.Option(help="Sandbox: auto, local, bwrap, docker.")]
 ImageOption = Annotated[str | None, typer.Option(help="Docker image (docker sandbox).")]
-OutputOption = Annotated[Path, typer.Option(help="Where trajectories and patches go.")]
+OutputOption = Annotated[
+    Path | None,
+    typer.Option(
+        help="Where trajectories and patches go (default: ./trajectories, or "
+        "~/.local/share/swe-aci/trajectories when that would be inside the repository worked on)."
+    ),
+]
 InitCopyOption = Annotated[
     bool, typer.Option(help="Accept a directory without git: work on a committed copy.")
 ]
@@ -137,55 +141,21 @@ def build_config(config_path: Path | None, overrides: list[str], **explicit: Any
     return load_config(config_path, [*overrides, *flags])
 
 
-def printable(text: str) -> str:
-    """`text` with control characters (terminal escape sequences...) shown as `\\x1b` etc."""
-    return CONTROL_CHARACTERS.sub(lambda match: f"\\x{ord(match.group()):02x}", text)
+def finish_episode(result: EpisodeResult, *, exit_with_outcome: bool = True) -> None:
+    """Print the outputs and the outcome. An episode that ended on an unexpected error is a failed
+    command (exit 1); otherwise the exit code says whether a patch was produced (0), none (3), or
+    only files the agent created that nothing else uses (4)."""
+    from swe_aci.episode_display import print_result
 
-
-def print_step(step: StepRecord) -> None:
-    """A step as the user sees it: what came from the model or the sandbox is escaped."""
-    from rich.console import Console
-    from rich.markup import escape
-
-    console = Console(highlight=False, soft_wrap=True)
-    if step.thought.strip():
-        console.print(f"[dim]{escape(printable(step.thought.strip()))}[/]")
-    console.print(f"[bold cyan]$ {escape(printable(step.action.strip()))}[/]")
-    lines = (step.observation or "").splitlines() or ["(no output)"]
-    if len(lines) > OBSERVATION_PREVIEW_LINES:
-        head = lines[: OBSERVATION_PREVIEW_LINES - 2]
-        lines = [*head, f"... ({len(lines) - len(head) - 1} more lines)", lines[-1]]
-    console.print(escape(printable("\n".join(lines))))
-    console.rule(style="dim")
-
-
-def print_result(result: EpisodeResult) -> None:
-    from rich.console import Console
-    from rich.markup import escape
-
-    console = Console(highlight=False, soft_wrap=True)
-    patch_path = result.trajectory_path.with_suffix(".patch")
-    console.print(f"[bold]exit status:[/] {escape(result.exit_status)}")
-    console.print(f"[bold]trajectory:[/] {escape(str(result.trajectory_path))}")
-    if result.submission.strip():
-        console.print(f"[bold]patch:[/] {escape(str(patch_path))}")
-    else:
-        console.print("[bold]patch:[/] none (empty diff)")
-    stats = result.stats
-    console.print(
-        f"[bold]cost:[/] ${stats.instance_cost:.4f} ({stats.api_calls} calls, "
-        f"{stats.tokens_sent} tokens sent, {stats.tokens_received} received)"
-    )
-
-
-def fail_on_unexpected_error(result: EpisodeResult) -> None:
-    """An episode that ended on an unexpected error is a failed command (exit 1)."""
+    outcome = print_result(result)
     if result.error_trace is not None:
         fail(
             f"the episode ended on an unexpected error ({result.error}); its traceback is in "
             f"{result.trajectory_path}",
             code=1,
         )
+    if exit_with_outcome and outcome.kind.value:
+        raise typer.Exit(outcome.kind.value)
 
 
 @app.command()
@@ -201,12 +171,16 @@ def run(
     model: Annotated[str | None, typer.Option(help="Model name, e.g. openai/gpt-4o.")] = None,
     env: EnvOption = None,
     image: ImageOption = None,
-    output_dir: OutputOption = DEFAULT_OUTPUT,
+    output_dir: OutputOption = None,
     instance_id: Annotated[str | None, typer.Option(help="Name of this run's outputs.")] = None,
     init_copy: InitCopyOption = False,
     set_: SetOption = None,
 ) -> None:
-    """Run the agent on one issue of one repository, or on one task of a task file."""
+    """Run the agent on one issue of one repository, or on one task of a task file.
+
+    Exit code: 0 a patch was produced, 3 no patch, 4 a patch that only adds files nothing else
+    uses (a reproduction script), 1 an unexpected error, 2 a usage error.
+    """
 
     def body() -> None:
         if instance is not None:
@@ -218,13 +192,16 @@ def run(
             fail("give --repo and --issue, or one task of a task file with --instance FILE:ID")
         from swe_aci.episode import (
             RepoSource,
+            check_before_work,
             check_instance_id,
             check_writable,
+            default_output_dir,
             instance_id_for,
             read_issue,
             resolved_repo,
             run_episode,
         )
+        from swe_aci.episode_display import EpisodeDisplay
 
         if instance_id is not None:
             check_instance_id(instance_id)
@@ -232,24 +209,27 @@ def run(
         episode_config = build_config(
             config, set_ or [], **{"model.name": model, "env.backend": env, "env.image": image}
         )
-        check_writable(output_dir)
+        check_before_work(episode_config)
+        outputs = output_dir or default_output_dir(repo)
+        check_writable(outputs)
+        display = EpisodeDisplay()
         with resolved_repo(repo, init_copy) as location:
-            if episode_config.model.name == "replay" and not episode_config.model.replay_path:
-                fail(NO_MODEL)
+            check_model_chosen(episode_config)
             result = run_episode(
                 episode_config,
                 RepoSource(location, commit),
                 problem,
                 instance_id=instance_id or instance_id_for(repo, problem),
-                output_dir=output_dir,
-                on_step=print_step,
+                output_dir=outputs,
+                on_step=display.step,
+                on_progress=display.progress,
             )
-        print_result(result)
-        fail_on_unexpected_error(result)
+        finish_episode(result)
 
     def run_task(spec: str) -> None:
         from swe_aci.batch.instance import run_task_episode
-        from swe_aci.episode import check_writable
+        from swe_aci.episode import DEFAULT_OUTPUT, check_writable
+        from swe_aci.episode_display import EpisodeDisplay
         from swe_aci.recipes import task_environment
         from swe_aci.tasks import load_task
 
@@ -257,17 +237,24 @@ def run(
         episode_config = build_config(
             config, set_ or [], **{"model.name": model, "env.backend": env, "env.image": image}
         )
-        if episode_config.model.name == "replay" and not episode_config.model.replay_path:
-            fail(NO_MODEL)
+        check_model_chosen(episode_config)
         if instance_id is not None:
             task = task.model_copy(update={"instance_id": instance_id})
-        check_writable(output_dir)
+        outputs = output_dir or DEFAULT_OUTPUT
+        check_writable(outputs)
         environment = task_environment(
             task, episode_config.env, log=lambda line: typer.echo(line, err=True)
         )
-        result = run_task_episode(task, environment, episode_config, output_dir, on_step=print_step)
-        print_result(result)
-        fail_on_unexpected_error(result)
+        display = EpisodeDisplay()
+        result = run_task_episode(
+            task,
+            environment,
+            episode_config,
+            outputs,
+            on_step=display.step,
+            on_progress=display.progress,
+        )
+        finish_episode(result)
 
     guarded(body, interrupted=TRAJECTORY_SAVED)
 
@@ -280,7 +267,7 @@ def replay(
     config: ConfigOption = None,
     env: EnvOption = None,
     image: ImageOption = None,
-    output_dir: OutputOption = DEFAULT_OUTPUT,
+    output_dir: OutputOption = None,
     init_copy: InitCopyOption = False,
     set_: SetOption = None,
 ) -> None:
@@ -289,7 +276,15 @@ def replay(
     def body() -> None:
         from swe_aci.agent.exits import INTERRUPTED
         from swe_aci.agent.trajectory import load_trajectory, recorded_problem_statement
-        from swe_aci.episode import RepoSource, check_writable, resolved_repo, run_episode
+        from swe_aci.episode import (
+            RepoSource,
+            check_before_work,
+            check_writable,
+            default_output_dir,
+            resolved_repo,
+            run_episode,
+        )
+        from swe_aci.episode_display import EpisodeDisplay
 
         recorded = load_trajectory(trajectory)
         episode_config = build_config(
@@ -302,19 +297,22 @@ def replay(
                 "env.image": image,
             },
         )
-        check_writable(output_dir)
-        instance_id = replay_instance_id(trajectory, output_dir)
+        check_before_work(episode_config)
+        outputs = output_dir or default_output_dir(repo)
+        check_writable(outputs)
+        instance_id = replay_instance_id(trajectory, outputs)
+        display = EpisodeDisplay()
         with resolved_repo(repo, init_copy) as location:
             result = run_episode(
                 episode_config,
                 RepoSource(location, commit),
                 recorded_problem_statement(recorded) or f"(replay of {trajectory.name})",
                 instance_id=instance_id,
-                output_dir=output_dir,
-                on_step=print_step,
+                output_dir=outputs,
+                on_step=display.step,
+                on_progress=display.progress,
             )
-        print_result(result)
-        fail_on_unexpected_error(result)
+        finish_episode(result, exit_with_outcome=False)
         info = recorded["info"]
         if info.get("exit_status") in (None, "", INTERRUPTED):
             typer.echo("the recorded episode did not finish: no submission to compare with")
@@ -328,6 +326,11 @@ def replay(
         fail("the replayed patch differs from the recorded submission (diff above)", code=1)
 
     guarded(body, interrupted=TRAJECTORY_SAVED)
+
+
+def check_model_chosen(config: EpisodeConfig) -> None:
+    if config.model.name == "replay" and not config.model.replay_path:
+        fail(NO_MODEL)
 
 
 def replay_instance_id(trajectory: Path, output_dir: Path) -> str:

@@ -37,6 +37,7 @@ from swe_aci.env.repo import init_copy, is_git_repository, is_remote, repo_name
 from swe_aci.models.config import ModelConfig
 
 FILE_SUFFIX = re.compile(r"\.[A-Za-z][A-Za-z0-9]{0,7}")
+DEFAULT_OUTPUT = Path("trajectories")
 
 
 class UsageError(Exception):
@@ -203,6 +204,27 @@ def resolved_repo(location: str, init_if_plain: bool) -> Iterator[str]:
         yield str(copy)
 
 
+def default_output_dir(repo: str) -> Path:
+    """Where outputs go without --output-dir: ./trajectories, unless that is inside the local
+    repository being worked on (it would leave untracked files there); then the user's data
+    directory, $XDG_DATA_HOME/swe-aci/trajectories (default ~/.local/share/...)."""
+    if is_remote(repo):
+        return DEFAULT_OUTPUT
+    inside = Path(os.path.abspath(DEFAULT_OUTPUT))
+    top = Path(os.path.abspath(Path(repo).expanduser()))
+    if inside != top and not inside.is_relative_to(top):
+        return DEFAULT_OUTPUT
+    data_home = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(data_home) / "swe-aci" / "trajectories"
+
+
+def check_before_work(config: EpisodeConfig) -> None:
+    """The checks of the config that need neither the model nor the sandbox, made before either
+    starts (loading a local model takes a minute): UsageError naming the option to fix."""
+    if config.env.backend == "docker" and not config.env.image:
+        raise UsageError("the docker sandbox needs an image: pass --image (or set env.image)")
+
+
 def check_writable(directory: Path) -> None:
     """Fail early, before any work, if outputs could not be written.
 
@@ -249,12 +271,13 @@ def run_episode(
     check_instance_id(instance_id)
     with contextlib.ExitStack() as cleanup:
         cleanup.enter_context(instance_lock(output_dir / instance_id))
-        model = make_model(config.model, reply_format(config.agent.parser))
-        if close_model := getattr(model, "close", None):
-            cleanup.callback(close_model)
+        # The sandbox first: its errors (no image, a bad commit) come before the model loads.
         env_config = config.env.model_copy(update={"backend": resolve_backend(config.env)})
         environment = make_environment(env_config, source.location, source.commit)
         cleanup.callback(environment.close)
+        model = make_model(config.model, reply_format(config.agent.parser))
+        if close_model := getattr(model, "close", None):
+            cleanup.callback(close_model)
         aci = ACI(environment, config.aci, hidden_patch=hidden_patch)
         agent = Agent(
             config.agent,

@@ -119,22 +119,24 @@ def run_report(
     empty_patch_ids: Iterable[str],
     reports: dict[str, InstanceReport],
 ) -> dict[str, Any]:
-    """The run's report.json: SWE-bench's schema-2 keys, then ours.
+    """The run's report.json: SWE-bench's schema-2 keys with SWE-bench's meaning, then ours.
 
-    Unlike SWE-bench, empty predictions are evaluated too (their tests must fail at the base), so
-    they count as completed; they are also listed in `empty_patch_ids`.
+    As in SWE-bench, an empty prediction is in `empty_patch_ids` only: not completed, resolved or
+    unresolved. We grade it all the same (its tests must fail at the base); that outcome is under
+    our own key, `empty_patch_outcomes`.
     """
     all_ids = sorted(instance_ids)
     submitted = sorted(set(submitted_ids) & set(all_ids))
+    empty = sorted(set(empty_patch_ids) & set(all_ids))
+    graded = {i: report for i, report in reports.items() if i not in set(empty)}
     by_outcome: dict[str, list[str]] = {}
-    for instance_id in sorted(reports):
-        by_outcome.setdefault(reports[instance_id].outcome, []).append(instance_id)
-    completed = sorted(i for i, report in reports.items() if report.completed)
+    for instance_id in sorted(graded):
+        by_outcome.setdefault(graded[instance_id].outcome, []).append(instance_id)
+    completed = sorted(i for i, report in graded.items() if report.completed)
     resolved = by_outcome.get("resolved", [])
     unresolved = sorted(set(completed) - set(resolved))
     errors = by_outcome.get("error", [])
-    incomplete = sorted(set(all_ids) - set(completed) - set(errors))
-    empty = sorted(set(empty_patch_ids) & set(all_ids))
+    incomplete = sorted(set(all_ids) - set(completed) - set(errors) - set(empty))
     return {
         "total_instances": len(all_ids),
         "submitted_instances": len(submitted),
@@ -153,6 +155,7 @@ def run_report(
         "schema_version": 2,
         "patch_failed_ids": by_outcome.get("patch_failed", []),
         "timeout_ids": by_outcome.get("timeout", []),
+        "empty_patch_outcomes": {i: reports[i].outcome for i in empty if i in reports},
         "instances": {
             instance_id: {
                 "outcome": report.outcome,
