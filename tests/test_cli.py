@@ -4,8 +4,8 @@ with nothing written; a good run prints its steps and result and writes its outp
 from __future__ import annotations
 
 import json
-import re
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Callable
