@@ -514,3 +514,81 @@ def test_shell_only_config(session: Session) -> None:
     assert traj["trajectory"][0]["action"].startswith("sed")  # `open` was refused: not a command
     assert "signature: submit" in traj["history"][0]["content"]
     assert "signature: open" not in traj["history"][0]["content"]
+
+
+# -- stuck detection, step counts, progress events ----------------------------------------------
+
+
+def test_the_same_action_repeated_is_told_once_then_ends_the_episode(session: Session) -> None:
+    """`ls` four times in a row with the same output: the fourth observation tells the model; the
+    fifth ends the episode with exit_repeated, autosubmitting the fix made before."""
+    model = ScriptedModel([OPEN, FIX, *[act("ls")] * 6, SUBMIT])
+    result = session.run(model, "agent.limits.repeats.limit=4")
+    assert result.exit_status == "submitted (exit_repeated)"
+    assert "+    return a + b" in result.submission
+    assert model.position == 7  # open, fix, then ls five times; never asked again
+    assert result.steps == 7
+    history = session.trajectory()["history"]
+    observations = [m["content"] for m in history if m.get("message_type") == "observation"]
+    warned = [text for text in observations if "4 times in a row" in text]
+    assert len(warned) == 1 and observations.index(warned[0]) == 5  # told once, at the 4th ls
+    assert [s.action for s in session.steps][-1] == "exit_repeated"
+    assert session.trajectory()["trajectory"][-1]["thought"] == "Exit due to repeated action"
+
+
+def test_a_second_streak_after_the_warning_ends_the_episode(session: Session) -> None:
+    model = ScriptedModel([*[act("ls")] * 3, OPEN, *[act("ls")] * 3, SUBMIT])
+    result = session.run(model, "agent.limits.repeats.limit=3")
+    assert result.exit_status == "exit_repeated"  # nothing changed: no submission
+    assert model.position == 7
+
+
+def test_the_same_action_with_new_output_is_not_stuck_unless_asked(session: Session) -> None:
+    counting = act("date +%s%N")  # the same command, a new output each time
+    replies = [*[counting] * 5, SUBMIT]
+    assert session.run(ScriptedModel(replies), "agent.limits.repeats.limit=3").exit_status == (
+        "submitted"
+    )
+    session.steps.clear()
+    strict = session.run(
+        ScriptedModel(replies),
+        "agent.limits.repeats.limit=3",
+        "agent.limits.repeats.compare=action",
+    )
+    assert strict.exit_status == "exit_repeated"
+
+
+def test_repeats_limit_zero_switches_detection_off(session: Session) -> None:
+    replies = [*[act("ls")] * 8, SUBMIT]
+    result = session.run(ScriptedModel(replies), "agent.limits.repeats.limit=0")
+    assert result.exit_status == "submitted" and result.steps == 9
+
+
+def test_max_steps_counts_executed_actions_only(session: Session) -> None:
+    replies = [act(f"echo {n}") for n in range(30)]
+    result = session.run(ScriptedModel(replies), "agent.limits.max_steps=25")
+    assert result.exit_status == "exit_step_limit"
+    assert result.steps == 25  # the exit's own record is no step
+    assert len(session.steps) == 26 and session.steps[-1].action == "exit_step_limit"
+
+
+def test_progress_reports_each_turn_and_each_rejected_reply(session: Session) -> None:
+    from swe_aci.agent.progress import ReplyRejected, TurnStarted
+
+    events: list[object] = []
+    agent = Agent(
+        session.agent_config(),
+        ScriptedModel(["no action here", act("vim calc.py"), OPEN, SUBMIT]),
+        session.aci,
+        output_dir=session.output_dir,
+        instance_id="calc-1",
+        environment="local",
+        on_progress=events.append,
+    )
+    assert agent.run(ISSUE).exit_status == "submitted"
+    turns = [event for event in events if isinstance(event, TurnStarted)]
+    rejected = [event for event in events if isinstance(event, ReplyRejected)]
+    assert [event.turn for event in turns] == [1, 2]
+    assert turns[0].tokens_sent == 0 and turns[1].tokens_sent > 0
+    assert [(event.turn, event.kind) for event in rejected] == [(1, "format"), (1, "blocked")]
+    assert "vim" in rejected[1].reason

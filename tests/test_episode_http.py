@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -114,3 +115,23 @@ def test_the_cost_limit_crossing_mid_episode(
         "edit 1:1",
         "exit_cost",
     ]
+
+
+def test_a_slow_reply_cannot_overrun_the_wall_time(
+    fake_server: FakeModelServer, repo: Path, tmp_path: Path
+) -> None:
+    """The model call gets the wall time left as its timeout: a reply that takes 30 s ends a
+    2-second episode at its time limit (the request's own timeout is 120 s)."""
+    slow = openai_completion(EDIT)
+    slow.delay = 30.0
+    fake_server.push(*replies(CREATE), slow)
+    started = time.monotonic()
+    result, trajectory = run_against(
+        fake_server, repo, tmp_path, "agent.limits.wall_time=2", "model.timeout=120"
+    )
+    elapsed = time.monotonic() - started
+    assert trajectory["info"]["exit_status"] == "submitted (exit_time_limit)", result.output
+    assert trajectory["info"]["elapsed_time"] < 3  # the episode: 2 s and the autosubmission
+    assert elapsed < 20  # the command, far below the 30 s the reply would take
+    assert len(fake_server.requests) == 2  # no retry past the deadline
+    assert "the episode ended on the time limit (exit_time_limit)" in result.stdout
