@@ -24,7 +24,7 @@ elif [[ "$model" != local* ]]; then
   args=(--model "$model")
 fi
 
-out="examples/out/$(date +%Y%m%d-%H%M%S)-${model//[^A-Za-z0-9._-]/_}"
+out="$PWD/examples/out/$(date +%Y%m%d-%H%M%S)-${model//[^A-Za-z0-9._-]/_}"
 mkdir -p "$out"
 trajectories="$out/trajectories"
 
@@ -53,6 +53,7 @@ if [ ! -s "$patch" ]; then
   exit 1
 fi
 cp -r examples/wordcount "$out/patched"
+git -C "$out/patched" init --quiet  # its own repository: inside ours, `git apply` would skip it
 if ! git -C "$out/patched" apply "$patch"; then
   echo "example: the agent's patch does not apply to the example"
   where
