@@ -462,11 +462,14 @@ def test_bwrap_under_a_virtualenv_runs_its_python_and_tools(
 ) -> None:
     """swe-aci installed in a virtualenv (what scripts/setup.sh makes): in the sandbox, `python3`
     and `python` are the venv's, with its packages (pytest), and the venv stays read-only."""
-    venv = tmp_path / "venv"
-    subprocess.run(
-        [sys.executable, "-m", "venv", "--without-pip", "--system-site-packages", str(venv)],
-        check=True,
-    )
+    if sys.prefix != sys.base_prefix:  # the tests run in a virtualenv: that one is the case
+        venv = Path(sys.prefix)
+    else:
+        venv = tmp_path / "venv"
+        subprocess.run(
+            [sys.executable, "-m", "venv", "--without-pip", "--system-site-packages", str(venv)],
+            check=True,
+        )
     probe = (
         "import sys\n"
         "from swe_aci.env import EnvConfig, make_environment\n"

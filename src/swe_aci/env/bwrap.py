@@ -31,7 +31,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import sysconfig
 from collections import deque
 from dataclasses import dataclass
 from typing import Literal
@@ -189,11 +188,7 @@ class BwrapEnvironment(LocalEnvironment):
         return BwrapTransport(self._shell_argv(), cwd=str(self._host_repo), env=self._shell_env())
 
     def _sandbox_env(self) -> dict[str, str]:
-        env = {"HOME": SANDBOX_HOME, "TMPDIR": "/tmp"}
-        if self.config.host_python:  # its python and tools first, as in an activated venv
-            scripts = sysconfig.get_path("scripts")
-            env["PATH"] = f"{scripts}:{os.environ.get('PATH', os.defpath)}"
-        return env
+        return {"HOME": SANDBOX_HOME, "TMPDIR": "/tmp"}
 
     def _sandbox_repo_path(self) -> str:
         return self._repo_in_sandbox
