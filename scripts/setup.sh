@@ -40,7 +40,7 @@ if [ ${#need[@]} -gt 0 ]; then
     apt-get update -qq
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
   else
-    echo "setup: please install ${need[*]} (without bubblewrap the bwrap sandbox is unavailable)" >&2
+    echo "setup: please install ${need[*]} (without bubblewrap, --env auto stops with an error: choose --env local or docker)" >&2
     if [[ " ${need[*]} " == *" python3-venv "* ]]; then
       exit 1
     fi
