@@ -33,6 +33,7 @@ LAYERS: tuple[str, ...] = (
     "agent",
     "recipes",
     "episode",
+    "episode_display",
     "evaluate",
     "batch",
     "rag",

@@ -26,6 +26,9 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    # Click's plain help: no `<bool>` type tag on every flag, and help text is never read as
+    # rich markup (which swallowed `[ray]` in `pip install 'swe-aci[ray]'`).
+    rich_markup_mode=None,
 )
 
 # The registry, in the order `--help` lists it: a command, or a group of subcommands.
