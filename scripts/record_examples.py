@@ -20,6 +20,7 @@ from pathlib import Path
 
 import yaml
 
+from swe_aci.agent.demonstrations import demonstration_from
 from swe_aci.agent.trajectory import load_trajectory
 from swe_aci.cli.common import read_issue, resolved_repo
 from swe_aci.episode import RepoSource, load_config, run_episode
@@ -68,9 +69,7 @@ def record(project: str, issue: str, replies: str, output: str, config_path: Pat
         )
         if result.exit_status != "submitted":
             sys.exit(f"{project}: the recording ended with {result.exit_status}, not submitted")
-        trajectory = load_trajectory(result.trajectory_path)
-    for step in trajectory["trajectory"]:
-        step.pop("query", None)  # the prompts sent are not part of a demonstration
+        trajectory = demonstration_from(load_trajectory(result.trajectory_path))
     target = EXAMPLES / output
     target.write_text(json.dumps(trajectory, indent=2, ensure_ascii=False) + "\n")
     print(f"recorded {target.relative_to(ROOT)}: {len(trajectory['trajectory'])} steps")

@@ -169,7 +169,8 @@ def test_run_outcomes_report_and_resume(project: Path, cache: Path, tmp_path: Pa
     assert report["total_instances"] == 7
     assert report["submitted_instances"] == 6
     assert report["resolved_ids"] == ["gold"]
-    assert report["unresolved_ids"] == ["breaks-mul", "empty", "hangs", "not-applying"]
+    assert report["unresolved_ids"] == ["breaks-mul", "hangs", "not-applying"]
+    assert report["empty_patch_outcomes"] == {"empty": "unresolved"}
     assert report["patch_failed_ids"] == ["not-applying"]
     assert report["timeout_ids"] == ["hangs"]
     assert report["empty_patch_ids"] == ["empty"]

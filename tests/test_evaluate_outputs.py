@@ -113,12 +113,15 @@ def test_run_report_schema_2_and_ours() -> None:
     assert report["schema_version"] == 2
     assert report["total_instances"] == 7
     assert report["submitted_ids"] == ["e", "p", "r", "t", "u", "z"]
-    assert report["completed_ids"] == ["p", "r", "t", "u", "z"]
+    # SWE-bench's keys keep SWE-bench's meaning: an empty patch is in empty_patch_ids only
+    assert report["completed_ids"] == ["p", "r", "t", "u"]
     assert report["resolved_ids"] == ["r"]
-    assert report["unresolved_ids"] == ["p", "t", "u", "z"]
+    assert report["unresolved_ids"] == ["p", "t", "u"]
     assert report["error_ids"] == ["e"]
     assert report["incomplete_ids"] == ["n"]
     assert report["empty_patch_ids"] == ["z"]
+    assert report["completed_instances"] == 4 and report["empty_patch_instances"] == 1
+    assert report["empty_patch_outcomes"] == {"z": "unresolved"}  # graded all the same
     assert report["patch_failed_ids"] == ["p"] and report["timeout_ids"] == ["t"]
     assert report["instances"]["e"]["message"] == "no daemon"
     assert report["instances"]["r"]["FAIL_TO_PASS_passed"] == 1

@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from swe_aci.aci import ACIConfig
 from swe_aci.agent.config import AgentConfig
 from swe_aci.agent.loop import Agent, EpisodeResult, StepRecord
+from swe_aci.agent.progress import OnProgress
 from swe_aci.agent.templates import load_demonstrations
 from swe_aci.agent.trajectory import TrajectoryError
 from swe_aci.configuration import ConfigError, load_validated, resolve_config_path
@@ -140,6 +141,7 @@ def run_episode(
     instance_id: str,
     output_dir: Path,
     on_step: Callable[[StepRecord], None] | None = None,
+    on_progress: OnProgress | None = None,
 ) -> EpisodeResult:
     """Create the sandbox, run the agent on the issue, and tear the sandbox down however the
     episode ends (errors, Ctrl-C, SIGTERM and SIGHUP included; SIGKILL cannot be handled).
@@ -155,12 +157,13 @@ def run_episode(
     check_instance_id(instance_id)
     with contextlib.ExitStack() as cleanup:
         cleanup.enter_context(instance_lock(output_dir / instance_id))
-        model = make_model(config.model, reply_format(config.agent.parser))
-        if close_model := getattr(model, "close", None):
-            cleanup.callback(close_model)
+        # The sandbox first: its errors (no image, a bad commit) come before the model loads.
         env_config = config.env.model_copy(update={"backend": resolve_backend(config.env)})
         environment = make_environment(env_config, source.location, source.commit)
         cleanup.callback(environment.close)
+        model = make_model(config.model, reply_format(config.agent.parser))
+        if close_model := getattr(model, "close", None):
+            cleanup.callback(close_model)
         aci = ACI(environment, config.aci)
         agent = Agent(
             config.agent,
@@ -170,5 +173,6 @@ def run_episode(
             instance_id=instance_id,
             environment=env_config.backend,
             on_step=on_step,
+            on_progress=on_progress,
         )
         return agent.run(problem_statement)

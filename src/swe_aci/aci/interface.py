@@ -8,30 +8,20 @@ else goes to the environment's persistent shell.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
 
-from swe_aci.aci.blocklist import Blocklist
-from swe_aci.aci.commands import BY_NAME, TYPED_NAMES, Handler
+from swe_aci.aci.checking import ActionChecker, ActionProblem
+from swe_aci.aci.commands import BY_NAME, Handler
 from swe_aci.aci.config import ACIConfig
 from swe_aci.aci.docs import ArgumentDoc, CommandDoc
 from swe_aci.aci.editor import Editor
 from swe_aci.aci.iterative import IterativeSearch
-from swe_aci.aci.parsing import ActionFormatError, CommandStep, ShellStep, Step, split_action
+from swe_aci.aci.parsing import ActionFormatError, CommandStep, Step
 from swe_aci.aci.search import CommandTimedOut, Search
-from swe_aci.aci.shellwords import invocations, simple_commands
 from swe_aci.aci.str_replace import StrReplaceEditor
 from swe_aci.aci.viewer import CommandError, Viewer
 from swe_aci.env.base import Environment, Exclusion, Submission
 
 __all__ = ["ACI", "ActionProblem", "ArgumentDoc", "CommandDoc", "Observation"]
-
-
-@dataclass(frozen=True)
-class ActionProblem:
-    """Why an action is not run: a malformed command layout, or a refused interactive program."""
-
-    kind: Literal["format", "blocked"]
-    message: str
 
 
 @dataclass(frozen=True)
@@ -58,29 +48,21 @@ class ACI:
         self.str_replace = StrReplaceEditor(self.editor, self.config)
         enabled = [BY_NAME[key] for key in self.config.commands]
         self._commands = {command.name: command for command in enabled}
-        self._syntax = {name: command.syntax for name, command in self._commands.items()}
-        self._unavailable = TYPED_NAMES - set(self._commands)
-        self._blocklist = Blocklist(
-            self.config.interactive_blocklist, self.config.standalone_blocklist
-        )
+        self.checker = ActionChecker(self.config)
 
     def command_docs(self) -> list[CommandDoc]:
         """The enabled commands in config order (plain shell commands need no entry)."""
         return [command.doc(self.config) for command in self._commands.values()]
 
     def check(self, action: str) -> ActionProblem | None:
-        try:
-            steps = split_action(action, self._syntax)
-        except ActionFormatError as error:
-            return ActionProblem("format", str(error))
-        return self._refusal(steps)
+        return self.checker.check(action)
 
     def execute(self, action: str) -> Observation:
         try:
-            steps = split_action(action, self._syntax)
+            steps = self.checker.split(action)
         except ActionFormatError as error:
             return Observation(output=str(error))
-        problem = self._refusal(steps)
+        problem = self.checker.refusal(steps)
         if problem is not None:
             return Observation(output=problem.message)
         outputs: list[str] = []
@@ -136,21 +118,6 @@ class ACI:
     def _timed_out(self, partial: str) -> str:
         notice = self.config.timeout_message.format(timeout=self.config.command_timeout)
         return _join([partial, notice])
-
-    def _refusal(self, steps: list[Step]) -> ActionProblem | None:
-        for step in steps:
-            if not isinstance(step, ShellStep):
-                continue
-            entry = self._blocklist.match(step.tokens)
-            if entry is not None:
-                return ActionProblem("blocked", self.config.blocked_message.format(command=entry))
-            for words, piped in simple_commands(list(step.tokens)):
-                for command, _ in invocations(words, piped):
-                    if command[0] in self._unavailable:
-                        return ActionProblem(
-                            "blocked", self.config.unavailable_message.format(command=command[0])
-                        )
-        return None
 
 
 def _join(outputs: list[str]) -> str:

@@ -9,7 +9,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from swe_aci.aci.edits import editing_commands, is_edit, is_rejected_edit
+from swe_aci.agent.exits import EXIT_REASONS
 from swe_aci.agent.loop import EpisodeResult, StepRecord
+from swe_aci.agent.progress import OnProgress
 from swe_aci.batch.outputs import InstanceResult
 from swe_aci.env.base import SandboxError
 from swe_aci.episode import EpisodeConfig
@@ -69,11 +72,14 @@ def run_instance(
         return ended(ENVIRONMENT_ERROR, str(error))
     if should_stop():
         return ended(None, "interrupted")
-    steps = 0
+    steps = failed_edits = 0
+    editing = editing_commands(config.aci.commands)
 
     def step_done(step: StepRecord) -> None:
-        nonlocal steps
-        steps += 1
+        nonlocal steps, failed_edits
+        if step.action.strip() not in EXIT_REASONS:  # the record of the exit is no step
+            steps += 1
+        failed_edits += int(is_edit(step.action, editing) and is_rejected_edit(step.observation))
         if on_step is not None:
             on_step(instance_id, steps, step.action)
         if should_stop():
@@ -97,8 +103,11 @@ def run_instance(
         model_name=config.model.name,
         cost=result.stats.instance_cost,
         api_calls=result.stats.api_calls,
-        steps=steps,
+        steps=result.steps,
         elapsed=round(time.monotonic() - started, 3),
+        tokens_sent=result.stats.tokens_sent,
+        tokens_received=result.stats.tokens_received,
+        failed_edits=failed_edits,
     )
 
 
@@ -109,6 +118,7 @@ def run_task_episode(
     output_dir: Path,
     *,
     on_step: Callable[[StepRecord], None] | None = None,
+    on_progress: OnProgress | None = None,
 ) -> EpisodeResult:
     """One episode on the task's issue, in the environment its recipe or image gives."""
     from swe_aci.episode import RepoSource, run_episode
@@ -120,4 +130,5 @@ def run_task_episode(
         instance_id=task.instance_id,
         output_dir=output_dir,
         on_step=on_step,
+        on_progress=on_progress,
     )

@@ -40,8 +40,9 @@ class EnvConfig(BaseModel):
     )
     host_python: bool = Field(
         True,
-        description="bind the interpreter swe-aci runs on read-only (bwrap), so python and the "
-        "tools installed beside it (pytest) work in the sandbox; false: system directories only",
+        description="the interpreter swe-aci runs on and its scripts (pytest) first on the shell's "
+        "PATH (local, bwrap), bound read-only (bwrap), as in an activated venv; false: the "
+        "inherited PATH and, in bwrap, system directories only",
     )
     # docker only
     image: str | None = Field(None, description="docker image to start the container from")

@@ -125,25 +125,27 @@ def run_report(
     grading: GradingMode = "lenient",
     strict: bool = False,
 ) -> dict[str, Any]:
-    """The run's report.json: SWE-bench's schema-2 keys, then ours.
+    """The run's report.json: SWE-bench's schema-2 keys with SWE-bench's meaning, then ours.
 
-    Unlike SWE-bench, empty predictions are evaluated too (their tests must fail at the base), so
-    they count as completed; they are also listed in `empty_patch_ids`. `integrity_flagged_ids`
+    As in SWE-bench, an empty prediction is in `empty_patch_ids` only: not completed, resolved or
+    unresolved. We grade it all the same (its tests must fail at the base); that outcome is under
+    our own key, `empty_patch_outcomes`. `integrity_flagged_ids`
     are the instances whose prediction changes files that can change how the tests run (see
     `integrity.py`); `resolved_with_integrity_flags` counts the resolved ones among them (none with
     `strict`, which grades them unresolved: `strict_unresolved_ids`).
     """
     all_ids = sorted(instance_ids)
     submitted = sorted(set(submitted_ids) & set(all_ids))
+    empty = sorted(set(empty_patch_ids) & set(all_ids))
+    graded = {i: report for i, report in reports.items() if i not in set(empty)}
     by_outcome: dict[str, list[str]] = {}
-    for instance_id in sorted(reports):
-        by_outcome.setdefault(reports[instance_id].outcome, []).append(instance_id)
-    completed = sorted(i for i, report in reports.items() if report.completed)
+    for instance_id in sorted(graded):
+        by_outcome.setdefault(graded[instance_id].outcome, []).append(instance_id)
+    completed = sorted(i for i, report in graded.items() if report.completed)
     resolved = by_outcome.get("resolved", [])
     unresolved = sorted(set(completed) - set(resolved))
     errors = by_outcome.get("error", [])
-    incomplete = sorted(set(all_ids) - set(completed) - set(errors))
-    empty = sorted(set(empty_patch_ids) & set(all_ids))
+    incomplete = sorted(set(all_ids) - set(completed) - set(errors) - set(empty))
     flagged = sorted(i for i, report in reports.items() if report.integrity.is_flagged)
     return {
         "total_instances": len(all_ids),
@@ -170,6 +172,7 @@ def run_report(
         "strict_unresolved_ids": sorted(
             i for i, report in reports.items() if report.integrity.strict_unresolved
         ),
+        "empty_patch_outcomes": {i: reports[i].outcome for i in empty if i in reports},
         "instances": {
             instance_id: {
                 "outcome": report.outcome,
