@@ -9,7 +9,6 @@ import hashlib
 import os
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -20,7 +19,7 @@ from swe_aci.agent.loop import Agent, EpisodeResult, StepRecord
 from swe_aci.agent.templates import load_demonstrations
 from swe_aci.agent.trajectory import TrajectoryError
 from swe_aci.configuration import ConfigError, load_validated, resolve_config_path
-from swe_aci.env.config import EnvConfig
+from swe_aci.env.config import EnvConfig, Workspace
 from swe_aci.env.repo import repo_name
 from swe_aci.models.config import ModelConfig
 from swe_aci.records import check_instance_id, instance_id_from
@@ -56,14 +55,6 @@ def load_config(path: str | Path | None = None, overrides: Sequence[str] = ()) -
     except TrajectoryError as error:
         raise ConfigError(f"config {config_path}: agent.demonstrations: {error}") from None
     return config
-
-
-@dataclass(frozen=True)
-class RepoSource:
-    """Where the repository comes from: a local git repo or URL (`location`), at `commit`."""
-
-    location: str
-    commit: str | None = None
 
 
 def instance_id_for(source: str, problem_statement: str) -> str:
@@ -113,15 +104,18 @@ def same_directory(handle: int, directory: Path) -> bool:
 
 def run_episode(
     config: EpisodeConfig,
-    source: RepoSource,
+    workspace: Workspace,
     problem_statement: str,
     *,
     instance_id: str,
     output_dir: Path,
     on_step: Callable[[StepRecord], None] | None = None,
 ) -> EpisodeResult:
-    """Create the sandbox, run the agent on the issue, and tear the sandbox down however the
-    episode ends (errors, Ctrl-C, SIGTERM and SIGHUP included; SIGKILL cannot be handled).
+    """Open the workspace's sandbox, run the agent on the issue, and tear the sandbox down however
+    the episode ends (errors, Ctrl-C, SIGTERM and SIGHUP included; SIGKILL cannot be handled).
+
+    The sandbox comes from `workspace` alone: `Workspace(config.env, repo, commit)` for a
+    repository, `recipes.task_workspace(task, config.env)` for a task row.
 
     The instance's output directory is locked for the whole episode (InstanceBusy if another
     run holds it); the episode's files replace those of any earlier run of the same instance.
@@ -137,8 +131,7 @@ def run_episode(
         model = make_model(config.model, reply_format(config.agent.parser))
         if close_model := getattr(model, "close", None):
             cleanup.callback(close_model)
-        env_config = config.env.model_copy(update={"backend": resolve_backend(config.env)})
-        environment = make_environment(env_config, source.location, source.commit)
+        environment = make_environment(workspace)
         cleanup.callback(environment.close)
         aci = ACI(environment, config.aci)
         agent = Agent(
@@ -147,7 +140,7 @@ def run_episode(
             aci,
             output_dir=output_dir,
             instance_id=instance_id,
-            environment=env_config.backend,
+            environment=resolve_backend(workspace.config),
             on_step=on_step,
         )
         return agent.run(problem_statement)

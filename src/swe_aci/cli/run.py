@@ -114,7 +114,8 @@ def run(
             return
         if repo is None or issue is None:
             fail("give --repo and --issue, or one task of a task file with --instance FILE:ID")
-        from swe_aci.episode import RepoSource, instance_id_for, run_episode
+        from swe_aci.env.config import Workspace
+        from swe_aci.episode import instance_id_for, run_episode
 
         problem = read_issue(issue)
         episode_config = build_config(
@@ -125,7 +126,7 @@ def run(
             require_model(episode_config)
             result = run_episode(
                 episode_config,
-                RepoSource(location, commit),
+                Workspace(episode_config.env, location, commit),
                 problem,
                 instance_id=instance_id_for(repo, problem) if instance_id is None else instance_id,
                 output_dir=output_dir,
@@ -135,8 +136,8 @@ def run(
         fail_on_unexpected_error(result)
 
     def run_task(spec: str) -> None:
-        from swe_aci.batch.instance import run_task_episode
-        from swe_aci.recipes import task_environment
+        from swe_aci.episode import run_episode
+        from swe_aci.recipes import task_workspace
         from swe_aci.tasks import load_task
 
         task = load_task(spec)
@@ -147,10 +148,17 @@ def run(
         if instance_id is not None:
             task = task.model_copy(update={"instance_id": instance_id})
         check_writable(output_dir)
-        environment = task_environment(
+        workspace = task_workspace(
             task, episode_config.env, log=lambda line: typer.echo(line, err=True)
         )
-        result = run_task_episode(task, environment, episode_config, output_dir, on_step=print_step)
+        result = run_episode(
+            episode_config,
+            workspace,
+            task.problem_statement,
+            instance_id=task.instance_id,
+            output_dir=output_dir,
+            on_step=print_step,
+        )
         print_result(result)
         fail_on_unexpected_error(result)
 
@@ -173,7 +181,8 @@ def replay(
     def body() -> None:
         from swe_aci.agent.exits import INTERRUPTED
         from swe_aci.agent.trajectory import load_trajectory, recorded_problem_statement
-        from swe_aci.episode import RepoSource, run_episode
+        from swe_aci.env.config import Workspace
+        from swe_aci.episode import run_episode
 
         recorded = load_trajectory(trajectory)
         episode_config = build_config(
@@ -191,7 +200,7 @@ def replay(
         with resolved_repo(repo, init_copy) as location:
             result = run_episode(
                 episode_config,
-                RepoSource(location, commit),
+                Workspace(episode_config.env, location, commit),
                 recorded_problem_statement(recorded) or f"(replay of {trajectory.name})",
                 instance_id=instance_id,
                 output_dir=output_dir,
