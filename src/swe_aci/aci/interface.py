@@ -1,8 +1,9 @@
 """The agent-computer interface: one object per episode, over an environment.
 
-`check` says whether an action can run (format problems, interactive programs); `execute` runs
-it: ACI commands run here, on the host, through the environment's file primitives; everything
-else goes to the environment's persistent shell.
+`check` cuts an action into its steps and says whether it can run (format problems, interactive
+programs); `execute` runs a checked action: ACI commands run here, on the host, through the
+environment's file primitives; everything else goes to the environment's persistent shell. The
+agent checks each action once and executes what the check returned.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from swe_aci.aci.shellwords import invocations, simple_commands
 from swe_aci.aci.viewer import CommandError, Viewer
 from swe_aci.env.base import Environment, Exclusion, Submission
 
-__all__ = ["ACI", "ActionProblem", "ArgumentDoc", "CommandDoc", "Observation"]
+__all__ = ["ACI", "ActionProblem", "ArgumentDoc", "CheckedAction", "CommandDoc", "Observation"]
 
 
 @dataclass(frozen=True)
@@ -31,6 +32,13 @@ class ActionProblem:
 
     kind: Literal["format", "blocked"]
     message: str
+
+
+@dataclass(frozen=True)
+class CheckedAction:
+    """An action that passed `ACI.check`, already cut into the steps `execute` runs."""
+
+    steps: tuple[Step, ...]
 
 
 @dataclass(frozen=True)
@@ -65,23 +73,23 @@ class ACI:
         """The enabled commands in config order (plain shell commands need no entry)."""
         return [command.doc(self.config) for command in self._commands.values()]
 
-    def check(self, action: str) -> ActionProblem | None:
+    def check(self, action: str) -> CheckedAction | ActionProblem:
+        """The action cut into steps, or why it cannot run."""
         try:
             steps = split_action(action, self._syntax)
         except ActionFormatError as error:
             return ActionProblem("format", str(error))
-        return self._refusal(steps)
+        return self._refusal(steps) or CheckedAction(tuple(steps))
 
-    def execute(self, action: str) -> Observation:
-        try:
-            steps = split_action(action, self._syntax)
-        except ActionFormatError as error:
-            return Observation(output=str(error))
-        problem = self._refusal(steps)
-        if problem is not None:
-            return Observation(output=problem.message)
+    def execute(self, action: CheckedAction | str) -> Observation:
+        """Run a checked action. Text is checked first (the agent passes what `check` returned,
+        so its actions are split once): a refused action runs nothing, its problem is the
+        output."""
+        checked = self.check(action) if isinstance(action, str) else action
+        if isinstance(checked, ActionProblem):
+            return Observation(output=checked.message)
         outputs: list[str] = []
-        for step in steps:
+        for step in checked.steps:
             handler = self._commands[step.name].run if isinstance(step, CommandStep) else None
             if isinstance(step, CommandStep) and handler is None:
                 taken = self.submission()

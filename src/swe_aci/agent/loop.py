@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from swe_aci.aci import ACI
+from swe_aci.aci import ACI, ActionProblem, CheckedAction
 from swe_aci.agent.config import AgentConfig
 from swe_aci.agent.exits import (
     ESCAPING_ERRORS,
@@ -157,8 +157,8 @@ class Agent:
                     raise EpisodeExit("exit_step_limit")
                 if limits.wall_time and time.monotonic() - episode.started >= limits.wall_time:
                     raise EpisodeExit("exit_time_limit")
-                parsed, reply = self._next_action(episode)
-                submission = self._execute(episode, parsed, reply)
+                parsed, checked, reply = self._next_action(episode)
+                submission = self._execute(episode, parsed, checked, reply)
                 if submission is not None:
                     return SUBMITTED, submission
         except ESCAPING_ERRORS:
@@ -220,8 +220,9 @@ class Agent:
 
     # -- one step ----------------------------------------------------------------------------
 
-    def _next_action(self, episode: _Episode) -> tuple[ParsedAction, ModelReply]:
-        """Query until a reply parses and passes the ACI's check; requery with the error.
+    def _next_action(self, episode: _Episode) -> tuple[ParsedAction, CheckedAction, ModelReply]:
+        """Query until a reply parses and passes the ACI's check (which cuts the action into the
+        steps `_execute` runs); requery with the error.
 
         A requery shows the processed history plus only the latest bad reply and its error;
         neither enters the stored history.
@@ -233,18 +234,18 @@ class Agent:
             reply = self._query(episode, query)
             try:
                 parsed = self.parser.parse(reply)
-                problem = self.aci.check(parsed.action.strip())
+                checked = self.aci.check(parsed.action.strip())
             except FormatError as error:
                 message = self.templates.render(
                     "format_error", error=str(error), parser=self.parser.name
                 )
             else:
-                if problem is None:
-                    return parsed, reply
-                template = "blocked_action" if problem.kind == "blocked" else "format_error"
+                if not isinstance(checked, ActionProblem):
+                    return parsed, checked, reply
+                template = "blocked_action" if checked.kind == "blocked" else "format_error"
                 message = self.templates.render(
                     template,
-                    error=problem.message,
+                    error=checked.message,
                     action=parsed.action.strip(),
                     parser=self.parser.name,
                 )
@@ -265,10 +266,13 @@ class Agent:
             raise EpisodeExit("exit_cost")  # the reply that crossed the limit is discarded
         return reply
 
-    def _execute(self, episode: _Episode, parsed: ParsedAction, reply: ModelReply) -> str | None:
-        """Run the action, extend history and trajectory; the submission if the episode ended."""
+    def _execute(
+        self, episode: _Episode, parsed: ParsedAction, checked: CheckedAction, reply: ModelReply
+    ) -> str | None:
+        """Run the checked action, extend history and trajectory; the submission if the episode
+        ended."""
         started = time.monotonic()
-        observation = self.aci.execute(parsed.action.strip())
+        observation = self.aci.execute(checked)
         execution_time = time.monotonic() - started
         output, submission = observation.output, None
         if observation.done:
