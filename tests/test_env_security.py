@@ -19,7 +19,7 @@ import pytest
 
 from env_helpers import BACKENDS, DOCKER_IMAGE, SANDBOXED, skip_unavailable
 from swe_aci.aci import ACI
-from swe_aci.env import EnvConfig, Environment, make_environment
+from swe_aci.env import EnvConfig, Environment, Workspace, make_environment
 from swe_aci.env.base import FileTooLargeError, NotARegularFileError, SandboxError
 
 FILES: dict[str, str | bytes] = {"a.txt": "alpha\n", "pkg/mod.py": "x = 1\n"}
@@ -43,7 +43,7 @@ def open_env(backend: str, repo: Path) -> Iterator[OpenEnv]:
 
     def open_(**config: Any) -> Environment:
         config.setdefault("image", DOCKER_IMAGE)
-        env = make_environment(EnvConfig(backend=backend, **config), str(repo))
+        env = make_environment(Workspace(EnvConfig(backend=backend, **config), str(repo)))
         opened.append(env)
         return env
 
