@@ -43,7 +43,7 @@ INHERITED_VARIABLES = ("PATH", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "TZ", "
 class LocalEnvironment(SessionEnvironment):
     """The repository cloned into a fresh temporary directory; no isolation beyond that.
 
-    Subclasses that run the shell elsewhere (bwrap) override `_shell_argv`, `_start_shell`,
+    Subclasses that run the shell elsewhere (bwrap) override `_start_shell`,
     `_sandbox_repo_path`, `_sandbox_env`, `read_file` and `write_file`.
     """
 
@@ -70,9 +70,6 @@ class LocalEnvironment(SessionEnvironment):
     def _prepare_sandbox(self) -> None:
         """Create whatever the sandbox needs on the host before the shell starts."""
 
-    def _shell_argv(self) -> list[str]:
-        return BASH_ARGV
-
     def _sandbox_repo_path(self) -> str:
         return str(self._host_repo)
 
@@ -81,7 +78,7 @@ class LocalEnvironment(SessionEnvironment):
         return {"HOME": str(self._root / "home"), "TMPDIR": str(self._root / "tmp")}
 
     def _start_shell(self) -> ShellTransport:
-        return ProcessTransport(self._shell_argv(), cwd=str(self._host_repo), env=self._shell_env())
+        return ProcessTransport(BASH_ARGV, cwd=str(self._host_repo), env=self._shell_env())
 
     # -- the protocol ----------------------------------------------------------------------
 
