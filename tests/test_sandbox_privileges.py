@@ -1,0 +1,236 @@
+"""bwrap holds when swe-aci runs as root and when it runs as an ordinary user: no capability, no
+way to gain one, nothing only root may read, and resource limits. Each test is the attack itself,
+run by tests/sandbox_probe.py in a real sandbox (see tests/unprivileged.py)."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import shutil
+import stat
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from conftest import commit_tree
+from env_helpers import skip_unavailable
+from swe_aci.env.bwrap import sandbox_identity
+from unprivileged import MODES, give_to_test_user, run_probe, shared_dir, unprivileged_user
+
+assert shared_dir  # a fixture of unprivileged.py, used here
+
+
+# Forks children that wait (at most 2000) until fork fails; prints how many it started.
+FORK_PROBE = r"""
+import os, sys
+release_read, release_write = os.pipe()
+started = 0
+for _ in range(2000):
+    try:
+        pid = os.fork()
+    except BlockingIOError:
+        break
+    if pid == 0:
+        os.close(release_write)
+        os.read(release_read, 1)
+        os._exit(0)
+    started += 1
+os.close(release_write)
+print(started, flush=True)
+while True:
+    try:
+        os.wait()
+    except ChildProcessError:
+        break
+"""
+
+
+@pytest.fixture(params=MODES)
+def mode(request: pytest.FixtureRequest) -> str:
+    skip_unavailable("bwrap")
+    return request.param
+
+
+@pytest.fixture
+def repo(shared_dir: Path, mode: str) -> Path:
+    root = shared_dir / "demo"
+    commit_tree(root, {"a.txt": "alpha\n", "forks.py": FORK_PROBE})
+    if mode == "user":
+        give_to_test_user(root)
+    return root
+
+
+def outputs(results: list[tuple[int | None, str]]) -> list[str]:
+    return [output for _, output in results]
+
+
+# -- no capabilities, none to gain ---------------------------------------------------------
+
+
+@pytest.fixture
+def venv(shared_dir: Path) -> Path:
+    """A read-only bound 'virtualenv' (env.ro_paths), with a setuid-root copy of `id` in it."""
+    root = shared_dir / "venv"
+    (root / "lib" / "site-packages").mkdir(parents=True)
+    (root / "bin").mkdir()
+    helper = root / "bin" / "id-setuid"
+    shutil.copy2(shutil.which("id") or "/usr/bin/id", helper)
+    if os.geteuid() == 0:
+        os.chown(helper, 0, 0)
+        helper.chmod(0o4755)
+    return root
+
+
+def test_the_sandbox_has_no_capabilities_and_cannot_gain_any(
+    mode: str, repo: Path, venv: Path
+) -> None:
+    prefix = Path(sys.base_prefix).resolve()
+    site = next(prefix.glob("lib/python3*/site-packages"))
+    results = run_probe(
+        mode,
+        repo,
+        [
+            "grep -E '^(Cap|NoNewPrivs)' /proc/self/status",
+            # the same from a process the shell starts (a test command)
+            "python3 -c \"print(open('/proc/self/status').read())\" | grep -E '^Cap'",
+            "id -u",
+            "mount -o remount,rw,bind /usr",
+            f"mount -o remount,rw,bind {venv}",
+            f"mount -o remount,rw,bind {prefix}",
+            f"touch {venv}/lib/site-packages/evil.pth",
+            f"touch {site}/evil.pth",
+            "umount /etc/shadow",
+            "cat /etc/shadow",
+            "unshare -r true",
+            "unshare -m true",
+            f"{venv}/bin/id-setuid -u",
+            "su -c true root </dev/null",
+            "ln /etc/passwd ./passwd-link",
+        ],
+        ro_paths=[str(venv)],
+    )
+    status = results[0][1]
+    assert "NoNewPrivs:\t1" in status
+    for line in [*status.splitlines(), *results[1][1].splitlines()]:
+        if line.startswith("Cap"):
+            assert line.split()[1] == "0000000000000000", line
+    assert results[2][1].strip() != "0"
+    for code, output in results[3:9] + results[10:12] + results[13:]:
+        assert code != 0, output
+    assert results[9][1] in ("", "cat: /etc/shadow: Permission denied\n")
+    assert results[12][0] == 0 and results[12][1].strip() != "0"  # setuid gives nothing
+    assert not (venv / "lib" / "site-packages" / "evil.pth").exists()
+    assert not (site / "evil.pth").exists()
+
+
+# -- nothing only root may read ------------------------------------------------------------
+
+
+@pytest.fixture
+def root_only_entries() -> Iterator[tuple[Path, Path]]:
+    """A 0600 file and a 0700 directory (with a file) under /etc, owned by root."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root to create root-only files under /etc")
+    token = secrets.token_hex(4)
+    secret_file = Path(f"/etc/swe-aci-test-secret-{token}")
+    secret_dir = Path(f"/etc/swe-aci-test-private-{token}")
+    try:
+        secret_file.write_text("file-secret\n")
+        secret_file.chmod(0o600)
+        secret_dir.mkdir(mode=0o700)
+        (secret_dir / "key").write_text("dir-secret\n")
+        (secret_dir / "key").chmod(0o644)
+        yield secret_file, secret_dir
+    finally:
+        secret_file.unlink(missing_ok=True)
+        shutil.rmtree(secret_dir, ignore_errors=True)
+
+
+def test_files_only_root_may_read_are_not_visible(
+    mode: str, repo: Path, root_only_entries: tuple[Path, Path]
+) -> None:
+    secret_file, secret_dir = root_only_entries
+    assert stat.S_IMODE(secret_file.stat().st_mode) == 0o600
+    results = run_probe(
+        mode,
+        repo,
+        [
+            f"cat {secret_file}",
+            f"cat {secret_dir}/key",
+            f"ls -A {secret_dir}",
+            "cat /etc/passwd",
+        ],
+    )
+    text = "".join(outputs(results))
+    assert "file-secret" not in text and "dir-secret" not in text
+    assert "key" not in results[2][1]
+    assert "root:" in results[3][1]  # what others may read is still there
+
+
+# -- resource limits -----------------------------------------------------------------------
+
+
+def test_resource_limits_stop_the_command_and_the_session_goes_on(
+    mode: str, repo: Path, shared_dir: Path
+) -> None:
+    results = run_probe(
+        mode,
+        repo,
+        [
+            "python3 -c 'b = bytearray(3 * 2**30); print(len(b))'",
+            "echo after-memory",
+            "python3 forks.py",
+            "head -c 2000000 /dev/zero > big; echo $?",
+            "stat -c %s big",
+            "python3 -c 'while True: pass'",
+            "echo after-cpu",
+        ],
+        memory="2g",
+        pids_limit=500,
+        file_size="1m",
+        cpu_seconds=1,
+    )
+    assert results[0][0] != 0 and "MemoryError" in results[0][1]
+    assert results[1] == (0, "after-memory\n")
+    started = int(results[2][1].split()[0])
+    assert 300 < started < 500, results[2]
+    assert results[3][1].strip() != "0"  # killed by SIGXFSZ
+    assert int(results[4][1]) <= 2**20
+    assert results[5][0] in (128 + 9, 128 + 24)  # SIGKILL or SIGXCPU at the CPU limit
+    assert results[6] == (0, "after-cpu\n")
+
+
+def test_the_sandbox_user_s_host_processes_do_not_count_against_its_limit(
+    mode: str, repo: Path, shared_dir: Path
+) -> None:
+    """RLIMIT_NPROC counts the sandbox's own processes (its user namespace), not the host's
+    processes of the same uid; and the host's root is never limited by the sandbox."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root to start host processes as the sandbox's user")
+    identity = unprivileged_user() if mode == "user" else sandbox_identity()
+    assert identity is not None
+    uid, gid = identity
+    release_read, release_write = os.pipe()
+    holders = [
+        subprocess.Popen(
+            ["cat"],
+            stdin=release_read,
+            stdout=subprocess.DEVNULL,
+            user=uid,
+            group=gid,
+            extra_groups=[],
+        )
+        for _ in range(60)
+    ]
+    os.close(release_read)
+    try:
+        results = run_probe(mode, repo, ["python3 forks.py"], pids_limit=50)
+        assert subprocess.run(["true"]).returncode == 0
+    finally:
+        os.close(release_write)
+        for holder in holders:
+            holder.wait(timeout=10)
+    assert 30 < int(results[0][1].split()[0]) < 50
