@@ -389,6 +389,28 @@ def test_docker_containers_are_labelled_and_stale_ones_swept(open_env: OpenEnv) 
             stale.remove(force=True)
 
 
+@pytest.mark.docker
+@pytest.mark.parametrize("backend", ["docker"], indirect=True)
+def test_docker_keeps_only_the_capabilities_tests_and_pip_need(open_env: OpenEnv) -> None:
+    from swe_aci.env.docker import CONTAINER_CAPABILITIES
+
+    env = open_env(file_size="1m", cpu_seconds=30)
+    status = ok(env, "grep -E '^(Cap|NoNewPrivs)' /proc/self/status")
+    kept = {"CHOWN": 0, "DAC_OVERRIDE": 1, "FOWNER": 3}
+    expected = f"{sum(1 << kept[name] for name in CONTAINER_CAPABILITIES):016x}"
+    fields = dict(line.split(":\t") for line in status.splitlines())
+    assert fields["CapEff"] == fields["CapPrm"] == fields["CapBnd"] == expected
+    assert fields["CapInh"] == fields["CapAmb"] == "0" * 16
+    assert fields["NoNewPrivs"] == "1"
+    assert env.run("mkdir -p /mnt/x && mount -t tmpfs none /mnt/x").exit_code != 0
+    assert env.run("head -c 2000000 /dev/zero > big").exit_code != 0
+    assert int(ok(env, "stat -c %s big")) <= 2**20
+    assert ok(env, "ulimit -t").strip() == "30"
+    # what the container's root still does: work on files of another user, as pip and tests do
+    ok(env, "mkdir other && chown 1234:1234 other && chmod 700 other && touch other/f")
+    ok(env, "chmod 600 other/f && chown 1234 other/f && cat other/f")
+
+
 # -- 8. binary and large files stay out of the patch ---------------------------------------
 
 

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from swe_aci.env.base import FileTooLargeError, NotARegularFileError, SandboxError, Submission
 from swe_aci.env.cleanup import make_root, pid_alive
-from swe_aci.env.config import EnvConfig
+from swe_aci.env.config import EnvConfig, parse_bytes
 from swe_aci.env.diff import GIT_HARDENING, take_submission
 from swe_aci.env.docker_io import (
     ChannelBroken,
@@ -63,6 +63,10 @@ KILLED_BY_TIMEOUT = 128 + 9  # `timeout -s KILL` exits so when it had to kill
 LABEL = "swe-aci"
 OWNER_PID_LABEL = "swe-aci.owner-pid"
 OWNER_HOST_LABEL = "swe-aci.owner-host"
+# The capabilities the container keeps (all others are dropped): its root works on files it
+# does not own, as test suites and pip do (a repository in the image owned by another user,
+# chown/chmod in temporary directories). No mount, ptrace, raw sockets, setuid/setgid...
+CONTAINER_CAPABILITIES = ("CHOWN", "DAC_OVERRIDE", "FOWNER")
 T = TypeVar("T")
 
 
@@ -155,11 +159,22 @@ class DockerEnvironment(SessionEnvironment):
                 "(swe-aci/base:bookworm is built by scripts/build_base_image.sh)"
             ) from None
         cpus = self.config.cpus
+        ulimits = []
+        if self.config.file_size:
+            size = parse_bytes(self.config.file_size)
+            ulimits.append(docker_module().types.Ulimit(name="fsize", soft=size, hard=size))
+        if self.config.cpu_seconds:
+            seconds = self.config.cpu_seconds
+            ulimits.append(docker_module().types.Ulimit(name="cpu", soft=seconds, hard=seconds))
         host_config = self._api.create_host_config(
             network_mode=None if self.config.network else "none",
             nano_cpus=int(min(cpus, os.cpu_count() or 1) * 1e9) if cpus else None,
             mem_limit=self.config.memory,
             pids_limit=self.config.pids_limit,
+            cap_drop=["ALL"],
+            cap_add=list(CONTAINER_CAPABILITIES),
+            security_opt=["no-new-privileges"],
+            ulimits=ulimits,
         )
         # Named before it exists, so that an interrupt during creation cannot leak it.
         self._container_name = f"swe-aci-{secrets.token_hex(6)}"
