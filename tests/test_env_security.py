@@ -437,6 +437,37 @@ def test_binary_and_large_files_are_left_out_and_listed(open_env: OpenEnv, repo:
     assert check.returncode == 0, check.stderr
 
 
+def test_an_empty_nested_repository_is_left_out_and_the_rest_taken(env: Environment) -> None:
+    ok(env, "echo beta >> a.txt && mkdir sub && git -C sub init -q")
+    ok(env, "mkdir -p pkg/vendored && git -C pkg/vendored init -q && echo x > pkg/vendored/f")
+    result = env.submission()
+    assert "+beta" in result.patch
+    assert "sub" not in result.patch and "vendored" not in result.patch
+    assert [(e.path, e.reason) for e in result.excluded] == [
+        ("pkg/vendored", "nested git repository without commits"),
+        ("sub", "nested git repository without commits"),
+    ]
+
+
+def test_gitattributes_the_agent_writes_do_not_change_the_submission(
+    env: Environment, repo: Path
+) -> None:
+    ok(env, "printf '*.txt working-tree-encoding=UTF-16\\n*.py -diff\\n' > .gitattributes")
+    ok(env, "echo beta >> a.txt && echo 'y = 2' >> pkg/mod.py")
+    result = env.submission()
+    assert result.excluded == ()
+    assert "+beta" in result.patch and "+y = 2" in result.patch
+    assert "Binary files" not in result.patch
+    check = subprocess.run(
+        ["git", "apply", "--check", "-"],
+        cwd=repo,
+        input=result.patch,
+        text=True,
+        capture_output=True,
+    )
+    assert check.returncode == 0, check.stderr
+
+
 # -- 9. the base image's Debian mirror comes from the host ------------------------------------
 
 SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "build_base_image.sh"

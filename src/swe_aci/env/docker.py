@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 from swe_aci.env.base import FileTooLargeError, NotARegularFileError, SandboxError, Submission
 from swe_aci.env.cleanup import make_root, pid_alive
 from swe_aci.env.config import EnvConfig, parse_bytes
-from swe_aci.env.diff import GIT_HARDENING, take_submission
+from swe_aci.env.diff import GIT_HARDENING, SUBMISSION_ATTRIBUTES, take_submission
 from swe_aci.env.docker_io import (
     ChannelBroken,
     DockerShellTransport,
@@ -36,6 +36,7 @@ from swe_aci.env.docker_io import (
 )
 from swe_aci.env.repo import prepare_working_copy, repo_name
 from swe_aci.env.session import SessionEnvironment
+from swe_aci.env.shell import shell_quote
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -223,7 +224,11 @@ class DockerEnvironment(SessionEnvironment):
             # Untracked files go, ignored ones stay: an image's build products (compiled
             # extensions, egg-info) are ignored files the package needs.
             'git checkout -q -f --detach "$sha" && git reset -q --hard "$sha" && git clean -fdq\n'
-            '[ $? = 0 ] || exit 5\nprintf %s "$sha"\n'
+            "[ $? = 0 ] || exit 5\n"
+            # The attributes the submission is taken with (env/diff.py).
+            f"mkdir -p .git/info && printf %s {shell_quote(SUBMISSION_ATTRIBUTES)} "
+            "> .git/info/attributes || exit 5\n"
+            'printf %s "$sha"\n'
         )
         code, out, err = self._exec(["bash", "-c", script, "reset", self._repo, commit or "HEAD"])
         if code == 3:
@@ -276,6 +281,7 @@ class DockerEnvironment(SessionEnvironment):
             "GIT_CONFIG_NOSYSTEM": "1",
             "GIT_TERMINAL_PROMPT": "0",
             "GIT_OPTIONAL_LOCKS": "0",
+            "LC_ALL": "C",
         }
 
         def git(args: list[str], stdin: bytes | None, timeout: float) -> tuple[int, bytes, bytes]:
