@@ -335,6 +335,44 @@ def test_temp_dirs_carry_the_owner_pid_and_stale_ones_are_swept(
         shutil.rmtree(stale, ignore_errors=True)
 
 
+OWNER_SCRIPT = """
+import sys, time
+from swe_aci.env import EnvConfig, make_environment
+env = make_environment(EnvConfig(backend=sys.argv[2]), sys.argv[1])
+env.run("sleep 4243 >/dev/null 2>&1 &")
+env.run("(setsid sleep 4244 >/dev/null 2>&1 &)")
+print("ready", flush=True)
+time.sleep(60)
+"""
+
+
+@pytest.mark.parametrize("backend", ["local", "bwrap"], indirect=True)
+def test_background_processes_of_a_killed_run_are_swept_with_its_directory(
+    backend: str, repo: Path
+) -> None:
+    from swe_aci.env.cleanup import sweep_stale_dirs
+
+    owner = subprocess.Popen(
+        [sys.executable, "-c", OWNER_SCRIPT, str(repo), backend],
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+    )
+    try:
+        assert owner.stdout is not None and owner.stdout.readline() == "ready\n"
+    finally:
+        owner.kill()
+        owner.wait()
+    time.sleep(0.3)
+    if backend == "local":  # bwrap's pid namespace ends with the shell, with the owner
+        assert len(_pids_running("sleep 424")) == 2
+    sweep_stale_dirs()
+    deadline = time.monotonic() + 5
+    while _pids_running("sleep 424") and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _pids_running("sleep 424") == []
+
+
 def test_close_from_a_signal_handler_tears_everything_down(env: Environment) -> None:
     class Stop(Exception):
         pass

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import secrets
 import shutil
 
 from swe_aci.env.base import Submission
@@ -49,9 +48,10 @@ class LocalEnvironment(SessionEnvironment):
 
     def __init__(self, source: str, commit: str | None = None, config: EnvConfig | None = None):
         self.config = config or EnvConfig()
-        self._token = secrets.token_hex(12)
         self._closed = False
         self._root = make_root()
+        # Names the root, so that the sweep of a killed run's root finds its processes too.
+        self._token = self._root.name
         try:
             (self._root / "repo").mkdir()
             self._host_repo = self._root / "repo" / repo_name(source)
