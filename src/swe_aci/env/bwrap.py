@@ -36,6 +36,7 @@ import contextlib
 import errno
 import functools
 import glob
+import logging
 import os
 import posixpath
 import pwd
@@ -60,11 +61,12 @@ from swe_aci.env.files import (
     refuse_pseudo,
     write_regular,
 )
-from swe_aci.env.limits import ResourceLimits
+from swe_aci.env.limits import ResourceLimits, limits_in_force
 from swe_aci.env.local import BASH_ARGV, LocalEnvironment
 from swe_aci.env.process import ProcessTransport, kill_session_members
 from swe_aci.env.shell import shell_quote
 
+logger = logging.getLogger(__name__)
 SYSTEM_TOP_LEVEL = ("bin", "etc", "lib", "lib32", "lib64", "libx32", "sbin", "sys", "usr")
 HIDDEN_FILES = ("/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-")
 HIDDEN_FILE_PATTERNS = ("/etc/ssh/ssh_host_*key", "/etc/security/opasswd")
@@ -274,6 +276,14 @@ def bwrap_problem() -> str | None:
     return None
 
 
+@functools.cache
+def _report_limits(description: str) -> None:
+    """Say once per process (and per kind of limits) how the sandboxes are bounded."""
+    identity = sandbox_identity()
+    user = f"uid {identity[0]}" if identity else "our own uid"
+    logger.info("bwrap sandboxes run as %s in a user namespace of their own; %s", user, description)
+
+
 class BwrapTransport(ProcessTransport):
     """ProcessTransport for bwrap: the shell is bwrap's child, not the session leader."""
 
@@ -311,6 +321,7 @@ class BwrapEnvironment(LocalEnvironment):
         self._mounts = mount_table(binds, ro_paths, network=self.config.network)
         for writable in binds.values():
             hand_over(Path(writable))
+        _report_limits(limits_in_force(self.config))
 
     def _start_shell(self) -> BwrapTransport:
         limits = ResourceLimits.from_config(self.config).ulimit_command()
