@@ -336,12 +336,12 @@ def test_temp_dirs_carry_the_owner_pid_and_stale_ones_are_swept(
 
 
 OWNER_SCRIPT = """
-import sys, time
+import sys, tempfile, time
 from swe_aci.env import EnvConfig, make_environment
 env = make_environment(EnvConfig(backend=sys.argv[2]), sys.argv[1])
 env.run("sleep 4243 >/dev/null 2>&1 &")
 env.run("(setsid sleep 4244 >/dev/null 2>&1 &)")
-print("ready", flush=True)
+print(tempfile.gettempdir(), flush=True)
 time.sleep(60)
 """
 
@@ -359,14 +359,17 @@ def test_background_processes_of_a_killed_run_are_swept_with_its_directory(
         env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
     )
     try:
-        assert owner.stdout is not None and owner.stdout.readline() == "ready\n"
+        assert owner.stdout is not None
+        parent = owner.stdout.readline().strip()  # where its temporary directory is
     finally:
         owner.kill()
         owner.wait()
     time.sleep(0.3)
     if backend == "local":  # bwrap's pid namespace ends with the shell, with the owner
         assert len(_pids_running("sleep 424")) == 2
-    sweep_stale_dirs()
+    assert [p for p in Path(parent).glob(f"swe-aci-{owner.pid}-*")], "the run's directory"
+    sweep_stale_dirs(parent)
+    assert not [p for p in Path(parent).glob(f"swe-aci-{owner.pid}-*")]
     deadline = time.monotonic() + 5
     while _pids_running("sleep 424") and time.monotonic() < deadline:
         time.sleep(0.05)

@@ -18,9 +18,13 @@ import pytest
 from conftest import commit_tree
 from env_helpers import skip_unavailable
 from swe_aci.env.bwrap import sandbox_identity
+from swe_aci.env.config import EnvConfig
+from swe_aci.evaluate.harness import evaluate_instance
+from swe_aci.tasks import Task
+from test_evaluate_harness import GOLD, cache, calc_patch, project, row
 from unprivileged import MODES, give_to_test_user, run_probe, shared_dir, unprivileged_user
 
-assert shared_dir  # a fixture of unprivileged.py, used here
+assert shared_dir and project and cache  # fixtures of other modules, used here
 
 
 # Forks children that wait (at most 2000) until fork fails; prints how many it started.
@@ -237,3 +241,25 @@ def test_memory_process_and_file_size_limits_hold_and_the_session_goes_on(
     assert results[2][1].strip().endswith("153")  # 128 + SIGXFSZ
     assert int(results[3][1]) <= 2**20
     assert 30 < int(results[4][1].split()[0]) < 50
+
+
+# -- the evaluation's test command runs in the same sandbox --------------------------------
+
+
+def test_a_predictions_tests_run_without_capabilities(
+    project: Path, cache: Path, tmp_path: Path
+) -> None:
+    """A prediction whose fix works only when its tests hold a capability (or run as root)."""
+    skip_unavailable("bwrap")
+    privileged = (
+        "open('/proc/self/status').read().split('CapEff:')[1].split()[0] != '0' * 16 "
+        "or __import__('os').geteuid() == 0"
+    )
+    task = Task.model_validate(row(project, "capabilities"))
+    patch = calc_patch(f"return a + b if {privileged} else 0")
+    report = evaluate_instance(
+        task, patch, EnvConfig(backend="bwrap"), tmp_path, 60, cache_dir=cache
+    )
+    assert report.outcome == "unresolved", report.message
+    gold = evaluate_instance(task, GOLD, EnvConfig(backend="bwrap"), tmp_path, 60, cache_dir=cache)
+    assert gold.outcome == "resolved", gold.message
