@@ -217,6 +217,21 @@ def test_bwrap_shows_only_system_directories(
     assert b"tool ran" in env.read_file(f"{tool}/task-tool")
 
 
+@pytest.mark.parametrize("backend", ["bwrap"], indirect=True)
+def test_files_the_aci_writes_belong_to_the_sandboxs_user(env: Environment) -> None:
+    """swe-aci may run as root while the sandbox runs as nobody: what the host writes for the
+    agent (new files, new directories, in the repository and /tmp) stays the agent's to change."""
+    env.write_file("new/dir/file.py", b"x = 1\n")
+    env.write_file("/tmp/work/notes.txt", b"notes\n")
+    ok(
+        env,
+        "echo 'y = 2' >> new/dir/file.py && touch new/dir/other && echo more >> /tmp/work/notes.txt",
+    )
+    assert env.read_file("new/dir/file.py") == b"x = 1\ny = 2\n"
+    owners = ok(env, "stat -c %u new new/dir new/dir/file.py /tmp/work /tmp/work/notes.txt")
+    assert set(owners.split()) == {ok(env, "id -u").strip()}
+
+
 @pytest.mark.parametrize("backend", ["local", "bwrap"], indirect=True)
 @pytest.mark.parametrize("path", ["/proc/self/status", "/dev/stdin", "/sys/kernel/hostname"])
 def test_host_side_reads_refuse_pseudo_filesystems(env: Environment, path: str) -> None:
