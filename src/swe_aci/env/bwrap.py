@@ -23,10 +23,10 @@ create another (`--disable-userns`), and runs with no capability in any set (`--
 no_new_privs (bwrap always sets it: setuid binaries give nothing). Started as host root, bwrap
 itself runs as `nobody` (`sandbox_identity`), so the sandbox is no process of host root: files
 only root may read stay unreadable, a hard link to a root file cannot be made (protected
-hardlinks), and RLIMIT_NPROC applies (host root is exempt from it). bwrap reaches the host paths
-it binds through descriptors swe-aci opens (`--ro-bind-fd`), since `nobody` may not reach them by
-path (an interpreter under root's 0700 /root), and the writable directories are handed over to
-`nobody`. Whatever under /etc is not world-readable is hidden, for whoever runs swe-aci.
+hardlinks), and RLIMIT_NPROC applies (host root is exempt from it). `nobody` may not reach the
+host paths bwrap binds (an interpreter under root's 0700 /root), so they are staged for it first
+(`dropping_privileges`), and the writable directories are handed over to it. Whatever under /etc
+is not world-readable is hidden, for whoever runs swe-aci.
 The shell sets the resource limits of env/limits.py on itself before it becomes the agent's.
 """
 
