@@ -8,11 +8,9 @@ agent can see:
    rest is taken. The attributes in force are `SUBMISSION_ATTRIBUTES` (the git directory's
    `info/attributes`, which overrides the tree's `.gitattributes`): no filter, encoding or
    `-diff` the agent wrote changes what is taken;
-2. with a hidden patch (tests the harness added), `apply --cached -R` it; if it does not reverse
-   cleanly (the agent edited the same lines), its files are reset to the base instead;
-3. files whose old or new version exceeds the size cap, then binary files, are reset to the
+2. files whose old or new version exceeds the size cap, then binary files, are reset to the
    base and reported in `Submission.excluded`;
-4. `diff --cached <base>`.
+3. `diff --cached <base>`.
 
 A `GitRunner` runs one git command in a fresh process (never the agent's shell, whose functions,
 aliases, traps and options the agent controls) with the options of `GIT_HARDENING`. Where it runs
@@ -60,7 +58,6 @@ def take_submission(
     git: GitRunner,
     base_commit: str,
     *,
-    hidden_patch: str | None,
     max_file_bytes: int,
     timeout: float,
 ) -> Submission:
@@ -103,13 +100,6 @@ def take_submission(
             detail = lines[-1] if lines else f"exit code {code}"
             raise SandboxError(f"git add failed while taking the submission: {detail}")
         excluded += [Exclusion(path, "nested git repository without commits") for path in nested]
-    if hidden_patch and hidden_patch.strip():
-        patch = hidden_patch if hidden_patch.endswith("\n") else hidden_patch + "\n"
-        code, _, _ = attempt(
-            ["apply", "--cached", "-R", "-"], patch.encode("utf-8", "surrogateescape")
-        )
-        if code != 0:
-            reset(patch_paths(patch))
     large = _large_files(call, base_commit, max_file_bytes)
     reset([exclusion.path for exclusion in large])
     excluded += large
@@ -178,24 +168,3 @@ def _numstat_binaries(numstat: bytes) -> list[str]:
         for entry in numstat.split(b"\0")
         if entry.startswith(b"-\t-\t")
     ]
-
-
-def patch_paths(patch: str) -> list[str]:
-    """The paths a unified diff touches (old and new names)."""
-    paths: list[str] = []
-    for line in patch.splitlines():
-        if line.startswith(("--- ", "+++ ")):
-            name = line[4:].split("\t", 1)[0]
-            if name.startswith('"') and name.endswith('"'):
-                name = name[1:-1]
-            if name == "/dev/null":
-                continue
-            if name.startswith(("a/", "b/")):
-                name = name[2:]
-        elif line.startswith(("rename from ", "rename to ", "copy from ", "copy to ")):
-            name = line.split(" ", 2)[2]
-        else:
-            continue
-        if name and name not in paths:
-            paths.append(name)
-    return paths
