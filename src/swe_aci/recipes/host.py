@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import stat
 import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -74,6 +75,8 @@ def build(
         venv = directory / "venv"
         install(task, interpreter, tree, venv, log)
         products = ignore_build_products(tree)
+        readable_by_others(tree)
+        readable_by_others(venv)
     except RecipeError as error:
         log(f"failed: {error}")
         raise RecipeError(f"{task.instance_id}: {error} (build log: {log.path})") from None
@@ -89,6 +92,20 @@ def build(
     partial.write_text(json.dumps(record, indent=2))
     os.replace(partial, directory / READY)
     log("ready")
+
+
+def readable_by_others(root: Path) -> None:
+    """Let other users read (and enter, and run what the owner may run in) a built tree: bwrap
+    runs as `nobody` when swe-aci runs as root, and a tree copied from a private directory
+    would keep its 0700."""
+    for parent, _, files in os.walk(root):
+        for path in (parent, *(os.path.join(parent, name) for name in files)):
+            mode = os.lstat(path).st_mode
+            if stat.S_ISLNK(mode):
+                continue
+            others = stat.S_IROTH | (stat.S_IXOTH if mode & stat.S_IXUSR else 0)
+            if mode & others != others:
+                os.chmod(path, mode | others)
 
 
 def build_env(venv: Path) -> dict[str, str]:
