@@ -1,12 +1,16 @@
 """The ground floor every layer writes on: atomic file writes, the instance-id rule, the prediction
-record and the names of the files a run leaves. Imports nothing of swe_aci."""
+record, the names of the files a run leaves, and the lock a run holds on its output directory.
+Imports nothing of swe_aci."""
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import os
 import re
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +30,7 @@ COMPARISON_FILE = "comparison.json"  # compare: the table of configs
 TRAJECTORY_SUFFIX = ".traj"  # an episode's <id>.traj, <id>.patch, <id>.pred
 PATCH_SUFFIX = ".patch"
 PREDICTION_SUFFIX = ".pred"
+OUTPUT_LOCK_FILE = ".swe-aci.lock"  # batch, evaluate, compare: held for the command's whole life
 
 INSTANCE_ID = re.compile(r"[A-Za-z0-9_.-]+")
 INSTANCE_ID_RULE = (
@@ -95,3 +100,39 @@ def write_text_atomic(path: Path, text: str) -> None:
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
+
+
+class OutputDirError(Exception):
+    """The output directory cannot be created, or another process holds its lock (one line)."""
+
+
+@contextlib.contextmanager
+def output_dir_lock(directory: Path) -> Iterator[None]:
+    """Hold an exclusive lock on `directory` (created if needed) for the whole block: a second
+    batch, evaluate or compare on it fails at once with OutputDirError instead of racing this one.
+
+    The lock is an flock on OUTPUT_LOCK_FILE, so the kernel releases it when the holder dies
+    (kill -9 included); the file holds the holder's pid, for the message only.
+    """
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        handle = os.open(
+            directory / OUTPUT_LOCK_FILE, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, FILE_MODE
+        )
+    except OSError as error:
+        raise OutputDirError(f"cannot use the output directory {directory}: {error}") from None
+    try:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(handle, 32, 0).decode("ascii", "replace").strip()
+            pid = f"pid {holder}" if holder.isdigit() else "another process"
+            raise OutputDirError(
+                f"{directory} is in use by another swe-aci ({pid}): wait for it to end, "
+                "or choose another --output-dir"
+            ) from None
+        os.ftruncate(handle, 0)
+        os.pwrite(handle, f"{os.getpid()}\n".encode(), 0)
+        yield
+    finally:
+        os.close(handle)

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from swe_aci.agent.loop import EpisodeResult, StepRecord
-from swe_aci.batch.outputs import InstanceResult
+from swe_aci.batch.outputs import ENVIRONMENT_ERROR, EXCEPTION_ERROR, InstanceResult
 from swe_aci.env.base import SandboxError
 from swe_aci.episode import EpisodeConfig
 from swe_aci.tasks import Task
@@ -19,9 +19,6 @@ if TYPE_CHECKING:
     from swe_aci.recipes import TaskEnvironment
 
 logger = logging.getLogger("swe_aci.batch")
-
-ENVIRONMENT_ERROR = "error_environment"
-EXCEPTION_ERROR = "error_exception"
 
 
 class StopRequested(BaseException):

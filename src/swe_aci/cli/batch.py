@@ -85,7 +85,7 @@ def batch_command(
             swe_aci_version,
         )
         from swe_aci.batch.runner import BatchOptions, BatchRunner
-        from swe_aci.records import BATCH_LOG_FILE
+        from swe_aci.records import BATCH_LOG_FILE, output_dir_lock
 
         if executor not in ("threads", "ray"):
             fail(f"unknown --executor {executor!r}: threads or ray")
@@ -98,60 +98,66 @@ def batch_command(
         episode_config = build_config(
             config, set_ or [], **{"model.name": model, "env.backend": env}
         )
-        try:
-            outputs = BatchOutputs(output_dir)
-        except OutputsError as error:
-            fail(str(error))
-        config_data, config_hash = config_record(episode_config)
-        previous = outputs.previous_config_hash()
-        if previous and previous != config_hash and outputs.results and not redo:
-            fail(
-                f"{output_dir} holds results of a different config (run.yaml); "
-                "use another --output-dir, or --redo to run everything again"
+        with output_dir_lock(output_dir):
+            try:
+                outputs = BatchOutputs(output_dir)
+            except OutputsError as error:
+                fail(str(error))
+            config_data, config_hash = config_record(episode_config)
+            previous = outputs.previous_config_hash()
+            if previous and previous != config_hash and outputs.results and not redo:
+                fail(
+                    f"{output_dir} holds results of a different config (run.yaml); "
+                    "use another --output-dir, or --redo to run everything again"
+                )
+            outputs.write_run_record(
+                {
+                    "swe_aci_version": swe_aci_version(),
+                    "started_at": datetime.now(UTC).isoformat(timespec="seconds"),
+                    "command": sys.argv,
+                    "task_file": str(Path(instances).expanduser().resolve()),
+                    "task_file_sha256": task_set.source_hash,
+                    "selection": {
+                        "filter": filter,
+                        "slice": slice,
+                        "shuffle": shuffle,
+                        "seed": seed,
+                    },
+                    "instances": len(task_set.tasks),
+                    "executor": executor,
+                    "workers": workers,
+                    "model": episode_config.model.name,
+                    "config_hash": config_hash,
+                    "config": config_data,
+                }
             )
-        outputs.write_run_record(
-            {
-                "swe_aci_version": swe_aci_version(),
-                "started_at": datetime.now(UTC).isoformat(timespec="seconds"),
-                "command": sys.argv,
-                "task_file": str(Path(instances).expanduser().resolve()),
-                "task_file_sha256": task_set.source_hash,
-                "selection": {"filter": filter, "slice": slice, "shuffle": shuffle, "seed": seed},
-                "instances": len(task_set.tasks),
-                "executor": executor,
-                "workers": workers,
-                "model": episode_config.model.name,
-                "config_hash": config_hash,
-                "config": config_data,
-            }
-        )
-        handler = open_batch_log(output_dir / BATCH_LOG_FILE)
-        console = Console(highlight=False, soft_wrap=True)
-        options = BatchOptions(
-            workers=workers,
-            executor=executor,  # type: ignore[arg-type]
-            ray_address=ray_address,
-            redo=redo,
-            total_cost=total_cost,
-            cache_dir=cache_dir,
-            evaluation_timeout=evaluation_timeout if evaluate else None,
-        )
-        runner = BatchRunner(task_set.tasks, episode_config, outputs, options)
-        display = LiveDisplay(console) if console.is_terminal else LineDisplay(console)
-        try:
-            with display:
-                runner.display = display
-                state = runner.run()
-        except FatalBatchError as error:
-            fail(f"batch stopped: {error}", code=1)
-        finally:
-            close_batch_log(handler)
-        console.print(summary_table(state))
-        console.print(f"predictions: {outputs.preds_path}")
-        if state.stop_reason and state.stop_reason.startswith("interrupted"):
-            raise typer.Exit(130)
-        if evaluate:
-            grade(task_set.tasks, outputs, episode_config, console)
+            handler = open_batch_log(output_dir / BATCH_LOG_FILE)
+            console = Console(highlight=False, soft_wrap=True)
+            options = BatchOptions(
+                workers=workers,
+                executor=executor,  # type: ignore[arg-type]
+                ray_address=ray_address,
+                redo=redo,
+                total_cost=total_cost,
+                cache_dir=cache_dir,
+                evaluation_timeout=evaluation_timeout if evaluate else None,
+            )
+            runner = BatchRunner(task_set.tasks, episode_config, outputs, options)
+            display = LiveDisplay(console) if console.is_terminal else LineDisplay(console)
+            try:
+                with display:
+                    runner.display = display
+                    state = runner.run()
+            except FatalBatchError as error:
+                fail(f"batch stopped: {error}", code=1)
+            finally:
+                close_batch_log(handler)
+            console.print(summary_table(state))
+            console.print(f"predictions: {outputs.preds_path}")
+            if state.stop_reason and state.stop_reason.startswith("interrupted"):
+                raise typer.Exit(130)
+            if evaluate:
+                grade(task_set.tasks, outputs, episode_config, console)
 
     def grade(
         tasks: list[Task], outputs: BatchOutputs, config: EpisodeConfig, console: Console

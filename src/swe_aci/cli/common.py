@@ -87,7 +87,7 @@ def user_errors() -> tuple[type[Exception], ...]:
     from swe_aci.episode import InstanceBusy
     from swe_aci.models.base import ModelAuthError, ModelConfigError
     from swe_aci.recipes import RecipeError
-    from swe_aci.records import InstanceIdError
+    from swe_aci.records import InstanceIdError, OutputDirError
     from swe_aci.tasks import TaskFileError
 
     return (
@@ -98,6 +98,7 @@ def user_errors() -> tuple[type[Exception], ...]:
         UsageError,
         InstanceBusy,
         InstanceIdError,
+        OutputDirError,
         ModelConfigError,
         ModelAuthError,
         TrajectoryError,

@@ -62,7 +62,7 @@ def evaluate_command(
 
         from swe_aci.env.config import EnvConfig
         from swe_aci.evaluate.predictions import PredictionsError
-        from swe_aci.records import REPORT_FILE, write_json_atomic
+        from swe_aci.records import REPORT_FILE, output_dir_lock, write_json_atomic
         from swe_aci.tasks import TaskFileError
 
         console = Console(stderr=True, highlight=False, soft_wrap=True)
@@ -76,13 +76,10 @@ def evaluate_command(
         except (TaskFileError, PredictionsError) as exc:
             fail(str(exc))
         check_backend(env_config)
-        try:
-            output_dir.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            fail(f"cannot create the output directory {output_dir}: {exc.strerror}")
-        reports = run_with_progress(tasks, chosen, env_config, console)
-        report = run_summary(tasks, chosen, reports)
-        write_json_atomic(output_dir / REPORT_FILE, report)
+        with output_dir_lock(output_dir):
+            reports = run_with_progress(tasks, chosen, env_config, console)
+            report = run_summary(tasks, chosen, reports)
+            write_json_atomic(output_dir / REPORT_FILE, report)
         print_summary(report, console)
         console.print(f"report: {output_dir / REPORT_FILE}")
 
