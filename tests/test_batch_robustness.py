@@ -188,3 +188,39 @@ def test_evaluate_and_compare_refuse_a_directory_in_use(tmp_path: Path, command:
     assert result.exit_code == 2, result.output
     assert f"in use by another swe-aci (pid {os.getpid()})" in result.output
     assert sorted(path.name for path in out.iterdir()) == [OUTPUT_LOCK_FILE]
+
+
+@pytest.mark.docker
+def test_layers_of_a_build_whose_owner_died_are_removed(tmp_path: Path) -> None:
+    from swe_aci.env.docker import connect
+    from swe_aci.recipes.docker_image import OWNER_LABEL, remove_orphan_images
+
+    script = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "from swe_aci.env.docker import connect\n"
+        "from swe_aci.recipes.cache import BuildLog\n"
+        "from swe_aci.recipes.docker_image import BASE_IMAGE, run_build\n"
+        "from swe_aci.recipes.errors import RecipeError\n"
+        "context = Path(sys.argv[1])\n"
+        "lines = [f'FROM {BASE_IMAGE}', 'RUN echo layer > /layer', 'RUN exit 3']\n"
+        "try:\n"
+        "    run_build(connect(), context, lines, 'swe-aci/test:orphan', BuildLog(context / 'log'))\n"
+        "except RecipeError:\n"
+        "    pass\n"
+    )
+    owner = subprocess.run(
+        [sys.executable, "-c", f"import os; print(os.getpid()); exec({script!r})", str(tmp_path)],
+        env={**os.environ, "PYTHONPATH": SRC},
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+    )
+    pid = owner.stdout.split()[0]
+    client = connect()
+    left = client.images.list(filters={"dangling": True, "label": f"{OWNER_LABEL}={pid}"})
+    assert left, "the failed build left no untagged layer to sweep"
+    removed = remove_orphan_images(client)
+    assert {image.id for image in left} <= set(removed)
+    assert not client.images.list(filters={"dangling": True, "label": f"{OWNER_LABEL}={pid}"})
