@@ -5,6 +5,7 @@ directory never both run (real `swe-aci` processes)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -224,3 +225,27 @@ def test_layers_of_a_build_whose_owner_died_are_removed(tmp_path: Path) -> None:
     removed = remove_orphan_images(client)
     assert {image.id for image in left} <= set(removed)
     assert not client.images.list(filters={"dangling": True, "label": f"{OWNER_LABEL}={pid}"})
+
+
+def test_the_sweep_kills_a_dead_owners_build_steps_only(tmp_path: Path) -> None:
+    from swe_aci.env.cleanup import MARKER_VARIABLE
+    from swe_aci.recipes.tree import build_marker, sweep_orphan_builds
+
+    dead_owner = subprocess.Popen(["true"])
+    dead_owner.wait()
+
+    def step(owner: int) -> subprocess.Popen[bytes]:
+        env = {**os.environ, MARKER_VARIABLE: build_marker(owner)}
+        # the step's child, as pip's would be, carries the marker too
+        return subprocess.Popen(["bash", "-c", "sleep 60 & wait"], env=env, start_new_session=True)
+
+    orphan, ours = step(dead_owner.pid), step(os.getpid())
+    try:
+        assert dead_owner.pid in sweep_orphan_builds()
+        assert orphan.wait(timeout=10) == -signal.SIGKILL
+        assert ours.poll() is None
+    finally:
+        for process in (orphan, ours):
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
