@@ -239,8 +239,12 @@ def test_the_sweep_kills_a_dead_owners_build_steps_only(tmp_path: Path) -> None:
         # the step's child, as pip's would be, carries the marker too
         return subprocess.Popen(["bash", "-c", "sleep 60 & wait"], env=env, start_new_session=True)
 
+    def started(process: subprocess.Popen[bytes]) -> bool:  # exec'd, with its environment
+        return MARKER_VARIABLE.encode() in Path(f"/proc/{process.pid}/environ").read_bytes()
+
     orphan, ours = step(dead_owner.pid), step(os.getpid())
     try:
+        assert wait_for(lambda: started(orphan) and started(ours), 10)
         assert dead_owner.pid in sweep_orphan_builds()
         assert orphan.wait(timeout=10) == -signal.SIGKILL
         assert ours.poll() is None
