@@ -1,5 +1,5 @@
-"""One batch on one output directory, as `swe-aci batch` and `swe-aci compare` run it: the guard
-against mixing configs, the run record (`run.yaml`), the log (`batch.log`), the runner with its
+"""One batch on one output directory, as `swe-aci batch` and `swe-aci compare` run it: the
+directory's lock (held for the whole session), the guard against mixing configs, the run record (`run.yaml`), the log (`batch.log`), the runner with its
 display and Ctrl-C handling, and the final grading of the finished instances."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from swe_aci.batch.display import LineDisplay, LiveDisplay
 from swe_aci.batch.outputs import BatchOutputs, OutputsError
 from swe_aci.batch.run_record import close_batch_log, config_record, open_batch_log, swe_aci_version
 from swe_aci.batch.runner import BatchOptions, BatchRunner, BatchState
-from swe_aci.records import BATCH_LOG_FILE
+from swe_aci.records import BATCH_LOG_FILE, output_dir_lock
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -65,7 +65,24 @@ def run_session(
 
     `record` describes the run for `run.yaml` (command, task file, selection); `config_name`
     names the config in the message of the config guard. Raises SessionError, and
-    FatalBatchError when no instance can get past a problem."""
+    FatalBatchError when no instance can get past a problem, OutputDirError when another process
+    holds the directory."""
+    with output_dir_lock(directory):
+        return locked_session(
+            tasks, config, directory, options, console, record, config_name, grading
+        )
+
+
+def locked_session(
+    tasks: list[Task],
+    config: EpisodeConfig,
+    directory: Path,
+    options: BatchOptions,
+    console: Console,
+    record: dict[str, Any],
+    config_name: str,
+    grading: Grading | None,
+) -> SessionOutcome:
     try:
         outputs = BatchOutputs(directory)
     except OutputsError as error:

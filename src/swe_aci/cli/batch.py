@@ -72,7 +72,7 @@ def batch_command(
         from swe_aci.batch.runner import BatchOptions
         from swe_aci.batch.session import Grading, SessionError, run_session
         from swe_aci.cli.evaluate import print_summary
-        from swe_aci.records import EVALUATION_DIR, REPORT_FILE, output_dir_lock
+        from swe_aci.records import EVALUATION_DIR, REPORT_FILE
 
         if executor not in ("threads", "ray"):
             fail(f"unknown --executor {executor!r}: threads or ray")
@@ -106,21 +106,20 @@ def batch_command(
         evaluation = output_dir / EVALUATION_DIR
         grading = Grading(evaluation, evaluation_timeout) if evaluate else None
         console = Console(highlight=False, soft_wrap=True)
-        with output_dir_lock(output_dir):
-            try:
-                outcome = run_session(
-                    task_set.tasks,
-                    episode_config,
-                    output_dir,
-                    options,
-                    console,
-                    record,
-                    grading=grading,
-                )
-            except SessionError as error:
-                fail(str(error))
-            except FatalBatchError as error:
-                fail(f"batch stopped: {error}", code=1)
+        try:
+            outcome = run_session(
+                task_set.tasks,
+                episode_config,
+                output_dir,
+                options,
+                console,
+                record,
+                grading=grading,
+            )
+        except SessionError as error:
+            fail(str(error))
+        except FatalBatchError as error:
+            fail(f"batch stopped: {error}", code=1)
         console.print(summary_table(outcome.state))
         console.print(f"predictions: {outcome.outputs.preds_path}")
         if outcome.interrupted:
