@@ -103,6 +103,7 @@ def slow_install_task(tmp_path: Path) -> tuple[Path, Path]:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(600)  # two batches and a build, on a shared machine
 def test_kill_9_during_the_build_then_resume(tmp_path: Path) -> None:
     task_file, flag = slow_install_task(tmp_path)
     out = tmp_path / "out"
@@ -153,6 +154,7 @@ def test_an_infrastructure_error_is_retried_on_resume_and_counted(tmp_path: Path
     assert second["demo__calc-0"] == first["demo__calc-0"]
 
 
+@pytest.mark.timeout(600)  # two real batches, the first one running three instances
 def test_two_batches_on_one_output_directory_run_each_instance_once(tmp_path: Path) -> None:
     task_file = generated_task_file(tmp_path, 3)
     out = tmp_path / "out"
