@@ -33,10 +33,12 @@ LAYERS: tuple[str, ...] = (
     "agent",
     "recipes",
     "episode",
+    "episode_display",
     "evaluate",
     "batch",
     "rag",
     "analysis",
+    "inspector",
     "cli",
     "__main__",
 )

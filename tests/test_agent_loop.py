@@ -5,10 +5,11 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from swe_aci.aci import ACI, ACIConfig
+from swe_aci.aci import ACI, ACIConfig, checking
 from swe_aci.agent.config import AgentConfig
 from swe_aci.agent.loop import Agent, EpisodeResult, StepRecord
 from swe_aci.agent.trajectory import TrajectoryError, load_trajectory
@@ -103,7 +104,12 @@ class ReplyModel:
         self.queries: list[list[Message]] = []
         self.tools: list[list[ToolSpec] | None] = []
 
-    def query(self, messages: list[Message], tools: list[ToolSpec] | None = None) -> ModelReply:
+    def query(
+        self,
+        messages: list[Message],
+        tools: list[ToolSpec] | None = None,
+        timeout: float | None = None,
+    ) -> ModelReply:
         self.queries.append(messages)
         self.tools.append(tools)
         reply = self.replies[len(self.queries) - 1]
@@ -182,6 +188,29 @@ def test_blocked_command_requery(session: Session) -> None:
         "Interactive operation 'vim' is not supported by this environment"
     )
     assert "vim calc.py" not in json.dumps(session.trajectory()["history"])
+
+
+def test_each_reply_is_split_and_checked_once(
+    session: Session, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The loop executes the steps the ACI's check returned: one split per reply, the refused
+    one included, none again at execution."""
+    split = checking.split_action
+    actions: list[str] = []
+
+    def counted(action: str, syntax: Any) -> Any:
+        actions.append(action)
+        return split(action, syntax)
+
+    monkeypatch.setattr(checking, "split_action", counted)
+    result = session.run(ScriptedModel([act("vim calc.py"), OPEN, FIX, SUBMIT]))
+    assert result.exit_status == "submitted"
+    assert actions == [
+        "vim calc.py",
+        "open calc.py",
+        "edit 2:2\n    return a + b\nend_of_edit",
+        "submit",
+    ]
 
 
 def test_aci_format_problem_uses_the_format_error_template(session: Session) -> None:
@@ -355,7 +384,13 @@ def test_each_message_is_stored_once_and_steps_refer_to_it(
         session = Session(env, tmp_path / "out")
         replies = [*(act("cat big.txt") for _ in range(8)), SUBMIT]
         model = ReplyModel([ModelReply(content=reply) for reply in replies])
-        session.run(model, "agent.history.n=2", "agent.history.cache_breakpoints=1", issue=issue)
+        session.run(
+            model,
+            "agent.history.n=2",
+            "agent.history.cache_breakpoints=1",
+            "agent.limits.repeats.limit=0",  # the same command on purpose
+            issue=issue,
+        )
     finally:
         env.close()
     raw = session.trajectory_path.read_text()
@@ -503,3 +538,116 @@ def test_shell_only_config(session: Session) -> None:
     assert traj["trajectory"][0]["action"].startswith("sed")  # `open` was refused: not a command
     assert "signature: submit" in traj["history"][0]["content"]
     assert "signature: open" not in traj["history"][0]["content"]
+
+
+class SlowModel(ReplyModel):
+    """Prepared replies, each after `delay` seconds of (real) waiting."""
+
+    def __init__(self, replies: list[ModelReply | Exception], delay: float) -> None:
+        super().__init__(replies)
+        self.delay = delay
+
+    def query(
+        self,
+        messages: list[Message],
+        tools: list[ToolSpec] | None = None,
+        timeout: float | None = None,
+    ) -> ModelReply:
+        import time
+
+        time.sleep(self.delay)
+        return super().query(messages, tools, timeout)
+
+
+def test_each_step_records_its_model_latency_and_cost(session: Session) -> None:
+    def reply(content: str, cost: float) -> ModelReply:
+        return ModelReply(content=content, input_tokens=10, output_tokens=2, cost=cost)
+
+    replies = [reply("no action here", 0.25), reply(OPEN, 0.5), reply(SUBMIT, 1.0)]
+    result = session.run(SlowModel(replies, delay=0.05))  # type: ignore[arg-type]
+    assert result.exit_status == "submitted"
+    journal_steps = [step.model_latency for step in session.steps]
+    steps = session.trajectory()["trajectory"]
+    # The first step made two calls (the requery after the format error): both count.
+    assert [s["cost"] for s in steps] == [0.75, 1.0]
+    assert [s["input_tokens"] for s in steps] == [20, 10]
+    assert steps[0]["model_latency"] >= 0.1 and steps[1]["model_latency"] >= 0.05
+    assert [s["model_latency"] for s in steps] == journal_steps
+
+
+# -- stuck detection, step counts, progress events ----------------------------------------------
+
+
+def test_the_same_action_repeated_is_told_once_then_ends_the_episode(session: Session) -> None:
+    """`ls` four times in a row with the same output: the fourth observation tells the model; the
+    fifth ends the episode with exit_repeated, autosubmitting the fix made before."""
+    model = ScriptedModel([OPEN, FIX, *[act("ls")] * 6, SUBMIT])
+    result = session.run(model, "agent.limits.repeats.limit=4")
+    assert result.exit_status == "submitted (exit_repeated)"
+    assert "+    return a + b" in result.submission
+    assert model.position == 7  # open, fix, then ls five times; never asked again
+    assert result.steps == 7
+    history = session.trajectory()["history"]
+    observations = [m["content"] for m in history if m.get("message_type") == "observation"]
+    warned = [text for text in observations if "4 times in a row" in text]
+    assert len(warned) == 1 and observations.index(warned[0]) == 5  # told once, at the 4th ls
+    assert [s.action for s in session.steps][-1] == "exit_repeated"
+    assert session.trajectory()["trajectory"][-1]["thought"] == "Exit due to repeated action"
+
+
+def test_a_second_streak_after_the_warning_ends_the_episode(session: Session) -> None:
+    model = ScriptedModel([*[act("ls")] * 3, OPEN, *[act("ls")] * 3, SUBMIT])
+    result = session.run(model, "agent.limits.repeats.limit=3")
+    assert result.exit_status == "exit_repeated"  # nothing changed: no submission
+    assert model.position == 7
+
+
+def test_the_same_action_with_new_output_is_not_stuck_unless_asked(session: Session) -> None:
+    counting = act("date +%s%N")  # the same command, a new output each time
+    replies = [*[counting] * 5, SUBMIT]
+    assert session.run(ScriptedModel(replies), "agent.limits.repeats.limit=3").exit_status == (
+        "submitted"
+    )
+    session.steps.clear()
+    strict = session.run(
+        ScriptedModel(replies),
+        "agent.limits.repeats.limit=3",
+        "agent.limits.repeats.compare=action",
+    )
+    assert strict.exit_status == "exit_repeated"
+
+
+def test_repeats_limit_zero_switches_detection_off(session: Session) -> None:
+    replies = [*[act("ls")] * 8, SUBMIT]
+    result = session.run(ScriptedModel(replies), "agent.limits.repeats.limit=0")
+    assert result.exit_status == "submitted" and result.steps == 9
+
+
+def test_max_steps_counts_executed_actions_only(session: Session) -> None:
+    replies = [act(f"echo {n}") for n in range(30)]
+    result = session.run(ScriptedModel(replies), "agent.limits.max_steps=25")
+    assert result.exit_status == "exit_step_limit"
+    assert result.steps == 25  # the exit's own record is no step
+    assert len(session.steps) == 26 and session.steps[-1].action == "exit_step_limit"
+
+
+def test_progress_reports_each_turn_and_each_rejected_reply(session: Session) -> None:
+    from swe_aci.agent.progress import ReplyRejected, TurnStarted
+
+    events: list[object] = []
+    agent = Agent(
+        session.agent_config(),
+        ScriptedModel(["no action here", act("vim calc.py"), OPEN, SUBMIT]),
+        session.aci,
+        output_dir=session.output_dir,
+        instance_id="calc-1",
+        environment="local",
+        on_progress=events.append,
+    )
+    assert agent.run(ISSUE).exit_status == "submitted"
+    turns = [event for event in events if isinstance(event, TurnStarted)]
+    rejected = [event for event in events if isinstance(event, ReplyRejected)]
+    assert [event.turn for event in turns] == [1, 2]
+    assert turns[0].tokens_sent == 0 and turns[1].tokens_sent > 0
+    assert [(event.turn, event.kind) for event in rejected] == [(1, "format"), (1, "blocked")]
+    assert "vim" in rejected[1].reason

@@ -8,7 +8,7 @@ from collections import Counter
 
 from rich.console import Console
 
-from swe_aci.batch.display import LiveDisplay, headline, summary_table
+from swe_aci.batch.display import LineDisplay, LiveDisplay, headline, summary_table
 from swe_aci.batch.outputs import InstanceResult
 from swe_aci.batch.runner import BatchState, Running
 
@@ -51,3 +51,25 @@ def test_summary_table_counts_and_stop_reason() -> None:
         and "stopped early: total cost limit $1.00 reached" in text
     )
     assert headline(state).startswith("3/5 done")
+
+
+def test_plain_lines_show_started_instances_and_their_current_step() -> None:
+    """On a pipe or a log (no terminal) the batch says at once what started and each step."""
+    buffer = io.StringIO()
+    console = Console(file=buffer, force_terminal=False, width=160, color_system=None)
+    state = BatchState(total=2, skipped=0)
+    with LineDisplay(console) as display:
+        state.running = {"a-1": Running(time.monotonic())}
+        display.update(state)
+        display.update(state)  # nothing new: nothing printed
+        state.running["a-1"].steps, state.running["a-1"].action = 1, "open [x].py\nmore"
+        state.running["b-2"] = Running(time.monotonic())
+        display.update(state)
+        state.running["a-1"].steps, state.running["a-1"].action = 2, "ls \x1b[31m"
+        display.update(state)
+    assert buffer.getvalue().splitlines() == [
+        "a-1: started",
+        "a-1: step 1: open [x].py",
+        "b-2: started",
+        "a-1: step 2: ls \\x1b[31m",
+    ]

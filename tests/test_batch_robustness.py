@@ -26,7 +26,7 @@ from batch_helpers import (
     write_rows,
 )
 from swe_aci.cli import app
-from swe_aci.records import OUTPUT_LOCK_FILE, output_dir_lock
+from swe_aci.records import LOCK_FILE, OutputLock
 
 SRC = str(Path(__file__).resolve().parents[1] / "src")
 SLOW_STEP = "DISCUSSION\nWait.\n```\nsleep 1\n```\n"
@@ -186,11 +186,11 @@ def test_evaluate_and_compare_refuse_a_directory_in_use(tmp_path: Path, command:
         args = ["evaluate", "gold", "--instances", str(task_file), "--env", "local"]
     else:
         args = ["compare", "--configs", "default", "--instances", str(task_file), "--env", "local"]
-    with output_dir_lock(out):
+    with OutputLock.acquire(out, "test"):
         result = CliRunner(env=PLAIN).invoke(app, [*args, "--output-dir", str(out)])
     assert result.exit_code == 2, result.output
-    assert f"in use by another swe-aci (pid {os.getpid()})" in result.output
-    assert sorted(path.name for path in out.iterdir()) == [OUTPUT_LOCK_FILE]
+    assert f"in use by another swe-aci process (pid {os.getpid()})" in result.output
+    assert sorted(path.name for path in out.iterdir()) == [LOCK_FILE]
 
 
 @pytest.mark.docker

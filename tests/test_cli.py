@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Callable
@@ -27,6 +28,7 @@ PLAIN = {"NO_COLOR": "1", "FORCE_COLOR": None, "TTY_COMPATIBLE": None, "COLUMNS"
 SUBMIT = "DISCUSSION\nNothing to change.\n```\nsubmit\n```\n"
 SCRIPTED = ["--model", "scripted", "--set", f"model.script={json.dumps([SUBMIT])}"]
 PREDICTION_KEYS = {"instance_id", "model_name_or_path", "model_patch"}
+PROGRESS_LINE = re.compile(r"turn \d+: |step took ")
 
 
 def cli(*args: str | Path) -> Result:
@@ -34,10 +36,15 @@ def cli(*args: str | Path) -> Result:
 
 
 def assert_one_line_error(result: Result, fragment: str, code: int = 2) -> None:
-    """Exit `code` through typer (no stray exception), one stderr line naming the problem."""
+    """Exit `code` through typer (no stray exception), one stderr line naming the problem (after
+    the progress lines of the turns that ran, if any)."""
     assert isinstance(result.exception, SystemExit), result.exception
     assert result.exit_code == code, (result.stdout, result.stderr)
-    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    lines = [
+        line
+        for line in result.stderr.splitlines()
+        if line.strip() and not PROGRESS_LINE.match(line)
+    ]
     assert len(lines) == 1, result.stderr
     assert lines[0].startswith("error: ")
     assert fragment in lines[0]
@@ -235,7 +242,11 @@ def test_successful_run_prints_steps_and_writes_outputs(work: Path, repo: Path) 
         "--model", "scripted", "--set", f"model.script={script}",
     )  # fmt: skip
     assert result.exit_code == 0, result.stderr
-    assert result.stderr == ""
+    # stderr says what is happening: each turn as it starts, each step's time split
+    assert "turn 1: waiting for the model (0 tokens sent, 0 received so far)" in result.stderr
+    assert "turn 4: waiting for the model" in result.stderr
+    assert result.stderr.count("step took ") == 4
+    assert "error" not in result.stderr
     directory = next((work / "trajectories").iterdir())  # the default output directory
     assert directory.name.startswith("hello-")  # repository name + hash of the issue
     name = directory.name
@@ -250,8 +261,12 @@ def test_successful_run_prints_steps_and_writes_outputs(work: Path, repo: Path) 
         f"trajectory: trajectories/{name}/{name}.traj",
         f"patch: trajectories/{name}/{name}.patch",
         "cost: $0.0000 (4 calls,",
+        "4 steps)",
     ):
         assert shown in out, shown
+    assert out.splitlines()[-1] == (
+        "result: a patch was produced (2 files changed); the model submitted"
+    )
     patch = (directory / f"{name}.patch").read_text()
     assert "-print('hello')\n+print('hello, world')\n" in patch
     assert "+++ b/test_hello.py\n@@ -0,0 +1 @@\n+assert True\n" in patch
@@ -292,8 +307,11 @@ def test_empty_submission_has_a_prediction_but_no_patch(work: Path, repo: Path) 
         "run", "--repo", repo, "--issue", "Nothing to do.", "--env", "local",
         "--instance-id", "noop", "--output-dir", "out", *SCRIPTED,
     )  # fmt: skip
-    assert result.exit_code == 0, result.stderr
+    assert result.exit_code == 3, result.stderr  # no patch
     assert "patch: none (empty diff)" in result.stdout
+    assert result.stdout.splitlines()[-1] == (
+        "result: no patch was produced (nothing changed); the model submitted"
+    )
     assert sorted(path.name for path in (work / "out" / "noop").iterdir()) == [
         "noop.pred",
         "noop.traj",
@@ -308,7 +326,7 @@ def test_long_one_line_issue_is_text_not_a_path(work: Path, repo: Path) -> None:
         "run", "--repo", repo, "--issue", issue, "--env", "local", "--instance-id", "long",
         "--output-dir", "out", *SCRIPTED,
     )  # fmt: skip
-    assert result.exit_code == 0, result.stderr
+    assert result.exit_code == 3, result.stderr  # no patch
     assert load_trajectory(work / "out/long/long.traj")["problem_statement"] == issue
 
 
@@ -383,7 +401,7 @@ def test_a_builtin_config_in_a_group_is_listed_and_runs_by_name(
         "run", "--repo", repo, "--issue", "Nothing to do.", "--config", "ablations/window_30",
         "--env", "local", "--instance-id", "w30", "--output-dir", "out", *SCRIPTED,
     )  # fmt: skip
-    assert result.exit_code == 0, result.stderr
+    assert result.exit_code == 3, result.stderr  # no patch
     config = load_trajectory(work / "out/w30/w30.traj")["config"]
     assert config["aci"]["window"] == 30
 
@@ -394,7 +412,7 @@ def test_a_rerun_with_an_empty_diff_leaves_no_earlier_patch(work: Path, repo: Pa
                 f"model.script={json.dumps(EDIT_SESSION)}")  # fmt: skip
     assert first.exit_code == 0 and (work / "out/again/again.patch").exists()
     second = cli("run", *common, "--issue", "Nothing to do.", *SCRIPTED)
-    assert second.exit_code == 0, second.stderr
+    assert second.exit_code == 3, second.stderr  # no patch
     assert sorted(path.name for path in (work / "out" / "again").iterdir()) == [
         "again.pred",
         "again.traj",

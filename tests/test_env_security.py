@@ -19,7 +19,7 @@ import pytest
 
 from env_helpers import BACKENDS, DOCKER_IMAGE, SANDBOXED, skip_unavailable
 from swe_aci.aci import ACI
-from swe_aci.env import EnvConfig, Environment, make_environment
+from swe_aci.env import EnvConfig, Environment, Workspace, make_environment
 from swe_aci.env.base import FileTooLargeError, NotARegularFileError, SandboxError
 
 FILES: dict[str, str | bytes] = {"a.txt": "alpha\n", "pkg/mod.py": "x = 1\n"}
@@ -43,7 +43,7 @@ def open_env(backend: str, repo: Path) -> Iterator[OpenEnv]:
 
     def open_(**config: Any) -> Environment:
         config.setdefault("image", DOCKER_IMAGE)
-        env = make_environment(EnvConfig(backend=backend, **config), str(repo))
+        env = make_environment(Workspace(EnvConfig(backend=backend, **config), str(repo)))
         opened.append(env)
         return env
 
@@ -454,3 +454,44 @@ def test_debian_mirror_comes_from_the_hosts_apt_sources(
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == expected
+
+
+@pytest.mark.parametrize("backend", ["bwrap"], indirect=True)
+def test_bwrap_under_a_virtualenv_runs_its_python_and_tools(
+    backend: str, repo: Path, tmp_path: Path
+) -> None:
+    """swe-aci installed in a virtualenv (what scripts/setup.sh makes): in the sandbox, `python3`
+    and `python` are the venv's, with its packages (pytest), and the venv stays read-only."""
+    if sys.prefix != sys.base_prefix:  # the tests run in a virtualenv: that one is the case
+        venv = Path(sys.prefix)
+    else:
+        venv = tmp_path / "venv"
+        subprocess.run(
+            [sys.executable, "-m", "venv", "--without-pip", "--system-site-packages", str(venv)],
+            check=True,
+        )
+    probe = (
+        "import sys\n"
+        "from swe_aci.env import EnvConfig, make_environment\n"
+        f"env = make_environment(EnvConfig(backend='bwrap'), {str(repo)!r})\n"
+        "try:\n"
+        "    for command in ('command -v python3', 'python -c \"import sys, pytest; print(sys.prefix)\"',\n"
+        "                    'touch $(dirname $(command -v python3))/x 2>/dev/null && echo wrote || echo read-only'):\n"
+        "        print(env.run(command).output.strip())\n"
+        "finally:\n"
+        "    env.close()\n"
+    )
+    source = Path(__file__).resolve().parents[1] / "src"
+    result = subprocess.run(
+        [str(venv / "bin" / "python"), "-c", probe],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(source)},
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == [
+        f"{venv}/bin/python3",
+        str(venv),
+        "read-only",
+    ]

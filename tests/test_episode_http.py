@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -11,6 +12,8 @@ import pytest
 
 from fake_model_server import FakeModelServer, FakeResponse, openai_completion, openai_error
 from test_cli import assert_one_line_error, cli
+
+NEW_FILES_ONLY = 4  # the episodes create fixed.py, which nothing imports: `run` exits 4
 
 pytest_plugins = ["fake_model_server"]
 
@@ -50,7 +53,7 @@ def test_a_normal_episode_with_usage_and_cost(
 ) -> None:
     fake_server.push(*replies(CREATE, EDIT, SUBMIT))
     result, trajectory = run_against(fake_server, repo, tmp_path)
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == NEW_FILES_ONLY, result.output
     info = trajectory["info"]
     assert info["exit_status"] == "submitted" and "+VALUE = 2" in info["submission"]
     assert info["model_stats"] == {
@@ -69,7 +72,7 @@ def test_server_errors_until_retries_run_out_autosubmit(
     failure = openai_error(500, "The server had an error", type_="server_error")
     fake_server.push(*replies(CREATE, EDIT), failure, failure)
     result, trajectory = run_against(fake_server, repo, tmp_path)
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == NEW_FILES_ONLY, result.output
     assert trajectory["info"]["exit_status"] == "submitted (exit_api)"
     assert "+VALUE = 2" in (tmp_path / "one" / "one.patch").read_text()
     assert len(fake_server.requests) == 4  # two replies, then two attempts of the third call
@@ -92,7 +95,7 @@ def test_a_context_length_error_ends_with_exit_context(
     )
     fake_server.push(*replies(CREATE, EDIT), overflow)
     result, trajectory = run_against(fake_server, repo, tmp_path)
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == NEW_FILES_ONLY, result.output
     assert trajectory["info"]["exit_status"] == "submitted (exit_context)"
 
 
@@ -104,7 +107,7 @@ def test_the_cost_limit_crossing_mid_episode(
     result, trajectory = run_against(
         fake_server, repo, tmp_path, "agent.limits.per_instance_cost=2.5"
     )
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == NEW_FILES_ONLY, result.output
     assert trajectory["info"]["exit_status"] == "submitted (exit_cost)"
     assert trajectory["info"]["model_stats"]["api_calls"] == 3
     assert [step["action"].split("\n")[0] for step in trajectory["trajectory"]] == [
@@ -112,3 +115,23 @@ def test_the_cost_limit_crossing_mid_episode(
         "edit 1:1",
         "exit_cost",
     ]
+
+
+def test_a_slow_reply_cannot_overrun_the_wall_time(
+    fake_server: FakeModelServer, repo: Path, tmp_path: Path
+) -> None:
+    """The model call gets the wall time left as its timeout: a reply that takes 30 s ends a
+    2-second episode at its time limit (the request's own timeout is 120 s)."""
+    slow = openai_completion(EDIT)
+    slow.delay = 30.0
+    fake_server.push(*replies(CREATE), slow)
+    started = time.monotonic()
+    result, trajectory = run_against(
+        fake_server, repo, tmp_path, "agent.limits.wall_time=2", "model.timeout=120"
+    )
+    elapsed = time.monotonic() - started
+    assert trajectory["info"]["exit_status"] == "submitted (exit_time_limit)", result.output
+    assert trajectory["info"]["elapsed_time"] < 3  # the episode: 2 s and the autosubmission
+    assert elapsed < 20  # the command, far below the 30 s the reply would take
+    assert len(fake_server.requests) == 2  # no retry past the deadline
+    assert "the episode ended on the time limit (exit_time_limit)" in result.stdout

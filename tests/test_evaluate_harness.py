@@ -9,7 +9,11 @@ from __future__ import annotations
 
 import difflib
 import json
+import os
 import socket
+import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -165,7 +169,8 @@ def test_run_outcomes_report_and_resume(project: Path, cache: Path, tmp_path: Pa
     assert report["total_instances"] == 7
     assert report["submitted_instances"] == 6
     assert report["resolved_ids"] == ["gold"]
-    assert report["unresolved_ids"] == ["breaks-mul", "empty", "hangs", "not-applying"]
+    assert report["unresolved_ids"] == ["breaks-mul", "hangs", "not-applying"]
+    assert report["empty_patch_outcomes"] == {"empty": "unresolved"}
     assert report["patch_failed_ids"] == ["not-applying"]
     assert report["timeout_ids"] == ["hangs"]
     assert report["empty_patch_ids"] == ["empty"]
@@ -228,6 +233,9 @@ def test_bad_inputs_are_one_line(
     good = preds(tmp_path / "good.json", {"calc-1": GOLD})
     one_line_error(evaluate(cache, good, "--instances", tmp_path / "absent.json"), "absent.json")
     one_line_error(evaluate(cache, good, "--instances", tasks, "--env", "vm"), "unknown sandbox")
+    one_line_error(
+        evaluate(cache, good, "--instances", tasks, "--grading", "loose"), "unknown --grading"
+    )
     monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/no-daemon.sock")
     one_line_error(
         evaluate(cache, good, "--instances", tasks, "--env", "docker", "--output-dir", tmp_path),
@@ -351,3 +359,33 @@ def test_shipped_tasks_gold_resolves_all_and_empty_none(backend: str, tmp_path: 
         report = json.loads((out / "report.json").read_text())
         assert report["completed_ids"] == sorted(ids)
         assert report["resolved_ids"] == sorted(expected)
+
+
+def test_a_second_evaluate_on_the_same_output_directory_fails_naming_the_first(
+    project: Path, cache: Path, tmp_path: Path
+) -> None:
+    """Two real `swe-aci evaluate` processes: the second ends at once with one line and the
+    first's pid; once the first is gone the directory can be used again."""
+    tasks = write_json(tmp_path / "tasks.json", [row(project, "hangs")])
+    predictions = preds(tmp_path / "preds.json", {"hangs": HANGS})
+    out = tmp_path / "out"
+    args = ["evaluate", predictions, "--instances", tasks, "--env", "local", "--output-dir", out]
+    env = {**os.environ, "SWE_ACI_CACHE": str(cache), "NO_COLOR": "1"}
+    command = [sys.executable, "-m", "swe_aci", *map(str, args)]
+    first = subprocess.Popen(
+        [*command, "--timeout", "8"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    try:
+        lock = out / ".swe-aci.lock"
+        deadline = time.monotonic() + 60
+        while not (lock.is_file() and lock.read_text().strip()) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        second = subprocess.run(command, env=env, capture_output=True, text=True, timeout=60)
+        assert second.returncode == 2, second.stderr
+        lines = [line for line in second.stderr.splitlines() if line.strip()]
+        assert len(lines) == 1 and f"(pid {first.pid})" in lines[0], lines
+    finally:
+        assert first.wait(timeout=90) == 0  # the hanging tests stopped at their timeout
+    third = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
+    assert third.returncode == 0, third.stderr
+    assert "report kept" in third.stderr

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from swe_aci.env.diff import patch_paths
 from swe_aci.evaluate.grading import Grade, TestResults
 from swe_aci.evaluate.predictions import PredictionsError, read_predictions
 from swe_aci.evaluate.report import (
@@ -112,12 +113,28 @@ def test_run_report_schema_2_and_ours() -> None:
     assert report["schema_version"] == 2
     assert report["total_instances"] == 7
     assert report["submitted_ids"] == ["e", "p", "r", "t", "u", "z"]
-    assert report["completed_ids"] == ["p", "r", "t", "u", "z"]
+    # SWE-bench's keys keep SWE-bench's meaning: an empty patch is in empty_patch_ids only
+    assert report["completed_ids"] == ["p", "r", "t", "u"]
     assert report["resolved_ids"] == ["r"]
-    assert report["unresolved_ids"] == ["p", "t", "u", "z"]
+    assert report["unresolved_ids"] == ["p", "t", "u"]
     assert report["error_ids"] == ["e"]
     assert report["incomplete_ids"] == ["n"]
     assert report["empty_patch_ids"] == ["z"]
+    assert report["completed_instances"] == 4 and report["empty_patch_instances"] == 1
+    assert report["empty_patch_outcomes"] == {"z": "unresolved"}  # graded all the same
     assert report["patch_failed_ids"] == ["p"] and report["timeout_ids"] == ["t"]
     assert report["instances"]["e"]["message"] == "no daemon"
     assert report["instances"]["r"]["FAIL_TO_PASS_passed"] == 1
+
+
+def test_patch_paths_reads_every_patch_form() -> None:
+    """Plain unified diffs (the shipped rows' test patches), git diffs, new and deleted files,
+    renames; a removed line reading `-- x` inside a hunk is no file."""
+    plain = "--- a/tests/t.py\t2024-01-01\n+++ b/tests/t.py\n@@ -1,2 +1,2 @@\n--- x\n kept\n+++ y\n"
+    git = (
+        "diff --git a/new.py b/new.py\nnew file mode 100644\n--- /dev/null\n+++ b/new.py\n"
+        "diff --git a/old.py b/old.py\ndeleted file mode 100644\n--- a/old.py\n+++ /dev/null\n"
+        "diff --git a/a.py b/b.py\nsimilarity index 100%\nrename from a.py\nrename to b.py\n"
+    )
+    assert patch_paths(plain) == ["tests/t.py"]
+    assert patch_paths(git) == ["new.py", "old.py", "a.py", "b.py"]

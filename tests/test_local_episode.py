@@ -31,8 +31,12 @@ def test_the_local_model_runs_an_episode_on_the_example(tmp_path: Path) -> None:
         "--instance-id", "wordcount", "--output-dir", str(tmp_path),
     ]  # fmt: skip
     finished = subprocess.run(command, capture_output=True, text=True, timeout=1700)
-    assert finished.returncode == 0, finished.stderr[-2000:]
+    assert finished.returncode in (0, 3, 4), finished.stderr[-2000:]  # patch, none, scratch
     assert "exit status:" in finished.stdout
+    assert finished.stdout.splitlines()[-1].startswith("result: ")
+    assert "loading the model " in finished.stderr and "turn 1: waiting for the model" in (
+        finished.stderr
+    )
     trajectory = load_trajectory(tmp_path / "wordcount" / "wordcount.traj")
     steps = trajectory["trajectory"]
     assert steps and steps[0]["query"] and steps[0]["response"]

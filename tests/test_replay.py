@@ -135,8 +135,9 @@ def test_replay_at_another_commit_reports_a_different_patch(
     repo, _ = calc
     result = replay(PAPER_ERA, repo, tmp_path / "out", "--env", "local")  # HEAD, not the base
     assert result.exit_code == 1
-    lines = result.stderr.splitlines()
-    assert lines == ["error: the replayed patch differs from the recorded submission (diff above)"]
+    errors = [line for line in result.stderr.splitlines() if line.startswith("error")]
+    assert errors == ["error: the replayed patch differs from the recorded submission (diff above)"]
+    assert result.stderr.splitlines()[-1] == errors[0]
     assert "--- recorded submission" in result.stdout and "+++ replayed patch" in result.stdout
 
 

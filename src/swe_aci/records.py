@@ -1,6 +1,6 @@
 """The ground floor every layer writes on: atomic file writes, the instance-id rule, the prediction
-record, the names of the files a run leaves, and the lock a run holds on its output directory.
-Imports nothing of swe_aci."""
+record, the names of the files a run leaves and the lock of an output directory. Imports nothing
+of swe_aci."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import json
 import os
 import re
 import tempfile
-from collections.abc import Iterator
 from pathlib import Path
+from types import TracebackType
 from typing import Any
 
 from pydantic import BaseModel
@@ -30,17 +30,23 @@ COMPARISON_FILE = "comparison.json"  # compare: the table of configs
 TRAJECTORY_SUFFIX = ".traj"  # an episode's <id>.traj, <id>.patch, <id>.pred
 PATCH_SUFFIX = ".patch"
 PREDICTION_SUFFIX = ".pred"
-OUTPUT_LOCK_FILE = ".swe-aci.lock"  # batch, evaluate, compare: held for the command's whole life
 
 INSTANCE_ID = re.compile(r"[A-Za-z0-9_.-]+")
+# It names files and directories (with suffixes), docker containers and image tags (<= 128).
+MAX_INSTANCE_ID_LENGTH = 128
 INSTANCE_ID_RULE = (
-    "use letters, digits, '_', '.' and '-' only; it cannot be . or .. (it names a directory)"
+    f"use letters, digits, '_', '.' and '-' only, at most {MAX_INSTANCE_ID_LENGTH} characters; "
+    "it cannot be . or .. (it names a directory)"
 )
 
 
 def is_valid_instance_id(instance_id: str) -> bool:
     """Usable as a file and directory name inside the output directory, and nothing else."""
-    return INSTANCE_ID.fullmatch(instance_id) is not None and instance_id not in (".", "..")
+    return (
+        INSTANCE_ID.fullmatch(instance_id) is not None
+        and len(instance_id) <= MAX_INSTANCE_ID_LENGTH
+        and instance_id not in (".", "..")
+    )
 
 
 class InstanceIdError(ValueError):
@@ -102,37 +108,60 @@ def write_text_atomic(path: Path, text: str) -> None:
         raise
 
 
-class OutputDirError(Exception):
-    """The output directory cannot be created, or another process holds its lock (one line)."""
+# -- one process per output directory ------------------------------------------------------------
+# `evaluate` (and any command writing a run's directory) holds an exclusive lock on
+# `<output>/.swe-aci.lock` for its whole life; a second process fails at once with one line naming
+# the holder's pid. The lock is the kernel's (`flock`), so it goes with the process however it
+# ends, and a stale lock file is simply taken over.
+
+LOCK_FILE = ".swe-aci.lock"
+PID_BYTES = 32
 
 
-@contextlib.contextmanager
-def output_dir_lock(directory: Path) -> Iterator[None]:
-    """Hold an exclusive lock on `directory` (created if needed) for the whole block: a second
-    batch, evaluate or compare on it fails at once with OutputDirError instead of racing this one.
+class OutputLockError(Exception):
+    """The directory is held by another process, or the lock cannot be taken (one line)."""
 
-    The lock is an flock on OUTPUT_LOCK_FILE, so the kernel releases it when the holder dies
-    (kill -9 included); the file holds the holder's pid, for the message only.
-    """
-    try:
-        directory.mkdir(parents=True, exist_ok=True)
-        handle = os.open(
-            directory / OUTPUT_LOCK_FILE, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, FILE_MODE
-        )
-    except OSError as error:
-        raise OutputDirError(f"cannot use the output directory {directory}: {error}") from None
-    try:
+
+class OutputLock:
+    """A held lock: `with OutputLock.acquire(directory, "evaluate"):` (the directory is created
+    if missing); released when the block ends."""
+
+    def __init__(self, handle: int) -> None:
+        self.handle: int | None = handle
+
+    @classmethod
+    def acquire(cls, directory: Path, command: str) -> OutputLock:
+        """Take the lock now, or raise OutputLockError naming the holder's pid."""
+        path = directory / LOCK_FILE
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+            handle = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+        except OSError as exc:
+            raise OutputLockError(f"cannot lock {directory}: {exc.strerror}") from None
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            holder = os.pread(handle, 32, 0).decode("ascii", "replace").strip()
-            pid = f"pid {holder}" if holder.isdigit() else "another process"
-            raise OutputDirError(
-                f"{directory} is in use by another swe-aci ({pid}): wait for it to end, "
-                "or choose another --output-dir"
+            holder = os.pread(handle, PID_BYTES, 0).decode("ascii", "replace").strip()
+            os.close(handle)
+            raise OutputLockError(
+                f"{directory} is in use by another swe-aci process (pid {holder or '?'}): "
+                f"wait for it to end, or give {command} another --output-dir"
             ) from None
         os.ftruncate(handle, 0)
-        os.pwrite(handle, f"{os.getpid()}\n".encode(), 0)
-        yield
-    finally:
-        os.close(handle)
+        os.pwrite(handle, f"{os.getpid()}\n".encode("ascii"), 0)
+        return cls(handle)
+
+    def __enter__(self) -> OutputLock:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        if self.handle is not None:
+            with contextlib.suppress(OSError):
+                os.ftruncate(self.handle, 0)
+            os.close(self.handle)
+            self.handle = None

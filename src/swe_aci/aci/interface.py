@@ -1,37 +1,28 @@
 """The agent-computer interface: one object per episode, over an environment.
 
-`check` says whether an action can run (format problems, interactive programs); `execute` runs
-it: ACI commands run here, on the host, through the environment's file primitives; everything
-else goes to the environment's persistent shell.
+`check` cuts an action into its steps and says whether it can run (format problems, interactive
+programs); `execute` runs a checked action: ACI commands run here, on the host, through the
+environment's file primitives; everything else goes to the environment's persistent shell. The
+agent checks each action once and executes what the check returned.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
 
-from swe_aci.aci.blocklist import Blocklist
-from swe_aci.aci.commands import BY_NAME, TYPED_NAMES, Handler
+from swe_aci.aci.checking import ActionChecker, ActionProblem, CheckedAction
+from swe_aci.aci.commands import BY_NAME, Handler
 from swe_aci.aci.config import ACIConfig
 from swe_aci.aci.docs import ArgumentDoc, CommandDoc
 from swe_aci.aci.editor import Editor
 from swe_aci.aci.iterative import IterativeSearch
-from swe_aci.aci.parsing import ActionFormatError, CommandStep, ShellStep, Step, split_action
+from swe_aci.aci.parsing import CommandStep, Step
 from swe_aci.aci.search import CommandTimedOut, Search
-from swe_aci.aci.shellwords import invocations, simple_commands
 from swe_aci.aci.str_replace import StrReplaceEditor
 from swe_aci.aci.viewer import CommandError, Viewer
 from swe_aci.env.base import Environment, Exclusion, Submission
 
-__all__ = ["ACI", "ActionProblem", "ArgumentDoc", "CommandDoc", "Observation"]
-
-
-@dataclass(frozen=True)
-class ActionProblem:
-    """Why an action is not run: a malformed command layout, or a refused interactive program."""
-
-    kind: Literal["format", "blocked"]
-    message: str
+__all__ = ["ACI", "ActionProblem", "ArgumentDoc", "CheckedAction", "CommandDoc", "Observation"]
 
 
 @dataclass(frozen=True)
@@ -58,33 +49,25 @@ class ACI:
         self.str_replace = StrReplaceEditor(self.editor, self.config)
         enabled = [BY_NAME[key] for key in self.config.commands]
         self._commands = {command.name: command for command in enabled}
-        self._syntax = {name: command.syntax for name, command in self._commands.items()}
-        self._unavailable = TYPED_NAMES - set(self._commands)
-        self._blocklist = Blocklist(
-            self.config.interactive_blocklist, self.config.standalone_blocklist
-        )
+        self.checker = ActionChecker(self.config)
 
     def command_docs(self) -> list[CommandDoc]:
         """The enabled commands in config order (plain shell commands need no entry)."""
         return [command.doc(self.config) for command in self._commands.values()]
 
-    def check(self, action: str) -> ActionProblem | None:
-        try:
-            steps = split_action(action, self._syntax)
-        except ActionFormatError as error:
-            return ActionProblem("format", str(error))
-        return self._refusal(steps)
+    def check(self, action: str) -> CheckedAction | ActionProblem:
+        """The action cut into steps, or why it cannot run."""
+        return self.checker.check(action)
 
-    def execute(self, action: str) -> Observation:
-        try:
-            steps = split_action(action, self._syntax)
-        except ActionFormatError as error:
-            return Observation(output=str(error))
-        problem = self._refusal(steps)
-        if problem is not None:
-            return Observation(output=problem.message)
+    def execute(self, action: CheckedAction | str) -> Observation:
+        """Run a checked action. Text is checked first (the agent passes what `check` returned,
+        so its actions are split once): a refused action runs nothing, its problem is the
+        output."""
+        checked = self.check(action) if isinstance(action, str) else action
+        if isinstance(checked, ActionProblem):
+            return Observation(output=checked.message)
         outputs: list[str] = []
-        for step in steps:
+        for step in checked.steps:
             handler = self._commands[step.name].run if isinstance(step, CommandStep) else None
             if isinstance(step, CommandStep) and handler is None:
                 taken = self.submission()
@@ -136,21 +119,6 @@ class ACI:
     def _timed_out(self, partial: str) -> str:
         notice = self.config.timeout_message.format(timeout=self.config.command_timeout)
         return _join([partial, notice])
-
-    def _refusal(self, steps: list[Step]) -> ActionProblem | None:
-        for step in steps:
-            if not isinstance(step, ShellStep):
-                continue
-            entry = self._blocklist.match(step.tokens)
-            if entry is not None:
-                return ActionProblem("blocked", self.config.blocked_message.format(command=entry))
-            for words, piped in simple_commands(list(step.tokens)):
-                for command, _ in invocations(words, piped):
-                    if command[0] in self._unavailable:
-                        return ActionProblem(
-                            "blocked", self.config.unavailable_message.format(command=command[0])
-                        )
-        return None
 
 
 def _join(outputs: list[str]) -> str:

@@ -6,12 +6,27 @@ machinery of config files in `swe_aci.configuration`.
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from swe_aci.agent.history import HistoryConfig
 from swe_aci.agent.parsing import ParserName
 from swe_aci.agent.templates import TemplatesConfig, template_problems
 from swe_aci.agent.text_editor import TextEditorType
+
+
+class RepeatsConfig(BaseModel):
+    """Stuck detection: the same action `limit` times in a row tells the model once (the
+    `repeated_action` template); the next time it happens the episode ends (exit_repeated)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    limit: int = Field(4, ge=0, description="repeats in a row that count as stuck; 0 disables")
+    compare: Literal["action", "action_and_observation"] = Field(
+        "action_and_observation",
+        description="what must be the same: the action alone, or the action and its output",
+    )
 
 
 class LimitsConfig(BaseModel):
@@ -29,6 +44,7 @@ class LimitsConfig(BaseModel):
     max_submission_bytes: int = Field(
         5_000_000, ge=0, description="a larger diff is not submitted (a note says why)"
     )
+    repeats: RepeatsConfig = Field(default_factory=RepeatsConfig)
 
 
 class AgentConfig(BaseModel):

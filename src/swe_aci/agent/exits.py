@@ -26,6 +26,7 @@ EXIT_REASONS = {
     "exit_error": "unexpected error",
     "exit_step_limit": "step limit",
     "exit_time_limit": "time limit",
+    "exit_repeated": "repeated action",
 }
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from swe_aci.aci import ACI
+from swe_aci.aci import ACI, ActionProblem, CheckedAction
 from swe_aci.agent.config import AgentConfig
 from swe_aci.agent.exits import (
     ESCAPING_ERRORS,
@@ -28,11 +28,13 @@ from swe_aci.agent.exits import (
 )
 from swe_aci.agent.history import process_history
 from swe_aci.agent.parsing import FormatError, ParsedAction, make_parser
+from swe_aci.agent.progress import OnProgress, ReplyRejected, TurnStarted
+from swe_aci.agent.repeats import RepeatWatch
 from swe_aci.agent.review import review_observation
 from swe_aci.agent.templates import Templates, load_demonstrations, render_command_docs
 from swe_aci.agent.trajectory import TrajectoryWriter, write_predictions
 from swe_aci.env.base import Exclusion
-from swe_aci.models.base import Message, Model, ModelReply, ModelStats
+from swe_aci.models.base import Message, Model, ModelError, ModelReply, ModelStats
 from swe_aci.models.tools import assistant_message
 
 logger = logging.getLogger(__name__)
@@ -52,6 +54,8 @@ class StepRecord:
     output_tokens: int
     cached_tokens: int
     query: list[Message]
+    model_latency: float = 0.0  # seconds spent in model calls for this step, requeries included
+    cost: float = 0.0  # of this step's model calls
 
 
 @dataclass
@@ -62,15 +66,18 @@ class EpisodeResult:
     trajectory_path: Path
     error: str | None = None
     error_trace: str | None = None  # set when the episode ended on an unexpected error
+    steps: int = 0  # actions executed (the record of the exit is not one)
 
 
 @dataclass
 class _Usage:
-    """Tokens spent on the current step, requeries included."""
+    """Tokens, model time and cost spent on the current step, requeries included."""
 
     input_tokens: int = 0
     output_tokens: int = 0
     cached_tokens: int = 0
+    model_latency: float = 0.0
+    cost: float = 0.0
 
 
 @dataclass
@@ -86,6 +93,7 @@ class _Episode:
     last_query: list[Message] = field(default_factory=list)
     usage: _Usage = field(default_factory=_Usage)
     placeholders: dict[int, str] = field(default_factory=dict)  # of elided history messages
+    executed: int = 0  # actions run (the steps list also holds the exit's record)
 
 
 class Agent:
@@ -104,6 +112,7 @@ class Agent:
         instance_id: str,
         environment: str,
         on_step: Callable[[StepRecord], None] | None = None,
+        on_progress: OnProgress | None = None,
     ) -> None:
         self.config = config
         self.model = model
@@ -111,6 +120,7 @@ class Agent:
         self.instance_id = instance_id
         self.environment = environment
         self.on_step = on_step
+        self.on_progress = on_progress or (lambda _event: None)
         self.directory = Path(output_dir) / instance_id
         self.trajectory_path = self.directory / f"{instance_id}.traj"
         self.writer = TrajectoryWriter(self.trajectory_path)
@@ -146,20 +156,22 @@ class Agent:
             self.trajectory_path,
             error=episode.info.get("error"),
             error_trace=episode.info.get("traceback"),
+            steps=episode.executed,
         )
 
     def _loop(self, episode: _Episode) -> tuple[str, str]:
         """Steps until the episode ends; returns (exit status, submission)."""
         limits = self.config.limits
+        repeats = RepeatWatch(limits.repeats)
         try:
             while True:
                 episode.usage, episode.last_query = _Usage(), []
-                if limits.max_steps and len(episode.steps) >= limits.max_steps:
+                if limits.max_steps and episode.executed >= limits.max_steps:
                     raise EpisodeExit("exit_step_limit")
-                if limits.wall_time and time.monotonic() - episode.started >= limits.wall_time:
+                if self._time_left(episode) == 0.0:
                     raise EpisodeExit("exit_time_limit")
-                parsed, reply = self._next_action(episode)
-                submission = self._execute(episode, parsed, reply)
+                parsed, checked, reply = self._next_action(episode)
+                submission = self._execute(episode, parsed, checked, reply, repeats)
                 if submission is not None:
                     return SUBMITTED, submission
         except ESCAPING_ERRORS:
@@ -221,8 +233,9 @@ class Agent:
 
     # -- one step ----------------------------------------------------------------------------
 
-    def _next_action(self, episode: _Episode) -> tuple[ParsedAction, ModelReply]:
-        """Query until a reply parses and passes the ACI's check; requery with the error.
+    def _next_action(self, episode: _Episode) -> tuple[ParsedAction, CheckedAction, ModelReply]:
+        """Query until a reply parses and passes the ACI's check (which cuts the action into the
+        steps `_execute` runs); requery with the error.
 
         A requery shows the processed history plus only the latest bad reply and its error;
         neither enters the stored history.
@@ -230,34 +243,54 @@ class Agent:
         base = process_history(episode.history, self.config.history, episode.placeholders)
         query = base
         failures = 0
+        turn = episode.executed + 1
+        self.on_progress(TurnStarted(turn, self.stats.tokens_sent, self.stats.tokens_received))
         while True:
             reply = self._query(episode, query)
             try:
                 parsed = self.parser.parse(reply)
-                problem = self.aci.check(parsed.action.strip())
+                checked = self.aci.check(parsed.action.strip())
             except FormatError as error:
-                message = self.templates.render(
-                    "format_error", error=str(error), parser=self.parser.name
-                )
+                template, reason = "format_error", str(error)
+                message = self.templates.render(template, error=reason, parser=self.parser.name)
             else:
-                if problem is None:
-                    return parsed, reply
-                template = "blocked_action" if problem.kind == "blocked" else "format_error"
+                if not isinstance(checked, ActionProblem):
+                    return parsed, checked, reply
+                template = "blocked_action" if checked.kind == "blocked" else "format_error"
                 message = self.templates.render(
                     template,
-                    error=problem.message,
+                    error=checked.message,
                     action=parsed.action.strip(),
                     parser=self.parser.name,
                 )
+                reason = checked.message
+            kind = "blocked" if template == "blocked_action" else "format"
+            self.on_progress(ReplyRejected(turn, kind, reason))
             failures += 1
             if failures >= self.config.limits.max_format_errors:
                 raise EpisodeExit("exit_format", response=reply.content)
             query = [*base, *requery_messages(reply, message)]
 
     def _query(self, episode: _Episode, messages: list[Message]) -> ModelReply:
+        """One model call, given the wall time left as its timeout: a slow reply ends the
+        episode on its time limit, not past it."""
         episode.last_query = messages
-        reply = self.model.query(messages, tools=self.parser.tools())
+        left = self._time_left(episode)
+        if left == 0.0:
+            raise EpisodeExit("exit_time_limit")
+        cost_before = self.stats.instance_cost
+        started = time.monotonic()
+        try:
+            reply = self.model.query(messages, tools=self.parser.tools(), timeout=left)
+        except ESCAPING_ERRORS:
+            raise
+        except ModelError:
+            if self._time_left(episode) == 0.0:
+                raise EpisodeExit("exit_time_limit") from None
+            raise
+        episode.usage.model_latency += time.monotonic() - started
         self.stats.add(reply)
+        episode.usage.cost += self.stats.instance_cost - cost_before
         episode.usage.input_tokens += reply.input_tokens
         episode.usage.output_tokens += reply.output_tokens
         episode.usage.cached_tokens += reply.cached_tokens
@@ -266,26 +299,47 @@ class Agent:
             raise EpisodeExit("exit_cost")  # the reply that crossed the limit is discarded
         return reply
 
-    def _execute(self, episode: _Episode, parsed: ParsedAction, reply: ModelReply) -> str | None:
-        """Run the action, extend history and trajectory; the submission if the episode ended."""
+    def _time_left(self, episode: _Episode) -> float | None:
+        """Seconds of `wall_time` left (0.0 when it is used up); None without a wall time."""
+        wall_time = self.config.limits.wall_time
+        if not wall_time:
+            return None
+        return max(0.0, wall_time - (time.monotonic() - episode.started))
+
+    def _execute(
+        self,
+        episode: _Episode,
+        parsed: ParsedAction,
+        checked: CheckedAction,
+        reply: ModelReply,
+        repeats: RepeatWatch,
+    ) -> str | None:
+        """Run the checked action, extend history and trajectory; the submission if the episode ended.
+        The same step once too often ends the episode (exit_repeated) once it is recorded."""
         started = time.monotonic()
-        observation = self.aci.execute(parsed.action.strip())
+        observation = self.aci.execute(checked)
         if observation.done and self.config.review_on_submit and "review" not in episode.info:
             observation = review_observation(self.templates, self.aci, observation)
             episode.info["review"] = {"step": len(episode.steps) + 1}
         execution_time = time.monotonic() - started
+        episode.executed += 1
         output, submission = observation.output, None
+        verdict = "ok"
         if observation.done:
             record_exclusions(episode.info, observation.excluded)
             submission = self._capped(episode, observation.submission or "")
             if observation.submission and not submission:
                 output = f"Submission not taken: {episode.info['submission_note']}"
+        else:
+            verdict = repeats.observe(parsed.action, output)
         episode.state = self.aci.state()
         variables = state_variables(episode.state)
         if output.strip():
             content = self.templates.render("next_step", observation=output, **variables)
         else:
             content = self.templates.render("next_step_no_output", **variables)
+        if verdict == "warn":
+            content += self.templates.render("repeated_action", count=repeats.streak)
         action_message = assistant_message(reply) | {
             "thought": parsed.thought,
             "action": parsed.action,
@@ -303,6 +357,8 @@ class Agent:
         step = step_record(episode, parsed.thought, parsed.action, output, reply.content)
         step.execution_time = round(execution_time, 3)
         self._record(episode, step, [action_message, observation_message])
+        if verdict == "stop":
+            raise EpisodeExit("exit_repeated")
         return submission
 
     def _capped(self, episode: _Episode, submission: str) -> str:
@@ -384,6 +440,8 @@ def step_record(
         output_tokens=episode.usage.output_tokens,
         cached_tokens=episode.usage.cached_tokens,
         query=episode.last_query,
+        model_latency=round(episode.usage.model_latency, 3),
+        cost=round(episode.usage.cost, 6),
     )
 
 

@@ -28,6 +28,7 @@ TEMPLATE_VARIABLES: dict[str, frozenset[str]] = {
     "demonstration": frozenset({"demonstration"}),
     "format_error": frozenset({"error", "parser"}),
     "blocked_action": frozenset({"error", "action"}),
+    "repeated_action": frozenset({"count"}),
     "review": frozenset({"diff", "new_files", "untouched_files"}),
 }
 
@@ -61,6 +62,12 @@ class TemplatesConfig(BaseModel):
     """Requery after a malformed reply: {{error}} says what is wrong."""
     blocked_action: str
     """Requery after a refused command: {{error}} (the refusal), {{action}}."""
+    repeated_action: str = (
+        "\nNOTE: you have now run this same command {{count}} times in a row"
+        " and it changed nothing. Do something different: running it again ends the episode."
+    )
+    """Appended once to the observation when the same action repeats ({{count}} times in a row:
+    `agent.limits.repeats`)."""
     review: str | None = None
     """The answer to the first `submit` under `agent.review_on_submit`: {{diff}} (the patch so
     far), {{new_files}} (the files it adds), {{untouched_files}} (those of them a create command

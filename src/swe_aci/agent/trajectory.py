@@ -4,8 +4,8 @@ back from ours or paper-era runs.
 `<output_dir>/<id>/<id>.traj` has the layout of SWE-agent's trajectories:
 `{"environment", "instance_id", "problem_statement", "trajectory": [steps], "history": [messages],
 "info": {exit_status, submission, model_stats, ...}, "config"}`. A step has `thought`, `action`,
-`observation`, `response`, `state` (a dict), `execution_time`, token counts and `query` (the
-messages sent). Each message is stored once, in `history`; steps refer to it:
+`observation`, `response`, `state` (a dict), `execution_time`, `model_latency`, token counts, `cost`
+and `query` (the messages sent). Each message is stored once, in `history`; steps refer to it:
 
 - a `query` entry is an int `i` (message `i` of the history as the model received it), a dict
   `{"message": i, ...}` (the same, with the keys shown added, e.g. `cache_breakpoint`), or a literal
@@ -52,6 +52,11 @@ STEP_DEFAULTS: dict[str, Any] = {
     "observation": "",
     "response": "",
     "execution_time": 0.0,
+    "model_latency": 0.0,
+    "input_tokens": 0,
+    "output_tokens": 0,
+    "cached_tokens": 0,
+    "cost": 0.0,
     "query": [],
 }
 # Paper-era instance template: the issue sits between these two markers.
@@ -230,14 +235,19 @@ def load_trajectory(path: str | Path) -> dict[str, Any]:
     Raises TrajectoryError for a missing or unreadable file, non-JSON content, or no steps.
     """
     path = Path(path)
+    return normalized_trajectory(read_stored(path), path)
+
+
+def read_stored(path: Path) -> Any:
+    """The trajectory at `path` as stored (references unresolved): a `.traj`, or the journal
+    folded (given directly, or found beside a `.traj` path that does not exist yet)."""
     journal = path.with_name(path.name + JOURNAL_SUFFIX)
     try:
         if path.name.endswith(f".traj{JOURNAL_SUFFIX}"):
-            data: Any = read_journal(path)
-        elif not path.exists() and journal.is_file():
-            data = read_journal(journal)
-        else:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            return read_journal(path)
+        if not path.exists() and journal.is_file():
+            return read_journal(journal)
+        return json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise TrajectoryError(f"trajectory file not found: {path}") from None
     except IsADirectoryError:
@@ -246,6 +256,10 @@ def load_trajectory(path: str | Path) -> dict[str, Any]:
         raise TrajectoryError(f"cannot read trajectory {path}: {error}") from None
     except json.JSONDecodeError as error:
         raise TrajectoryError(f"trajectory {path} is not valid JSON: {error}") from None
+
+
+def normalized_trajectory(data: Any, path: Path) -> dict[str, Any]:
+    """A stored trajectory (as `read_stored` returns it) in our layout, references resolved."""
     steps = data.get("trajectory") if isinstance(data, dict) else None
     if not isinstance(steps, list) or not steps:
         raise TrajectoryError(f"trajectory {path} has no steps (no non-empty 'trajectory' list)")

@@ -120,6 +120,7 @@ def compare(
                 record,
                 config_name=run.source,
                 grading=grading,
+                command="compare",
             )
         except SessionError as error:
             raise CompareError(str(error)) from None

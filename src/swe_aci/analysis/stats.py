@@ -17,19 +17,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from swe_aci.aci.edits import editing_commands, is_edit, is_rejected_edit
 from swe_aci.agent.loop import EXIT_REASONS
 from swe_aci.agent.trajectory import TrajectoryError, load_trajectory
 from swe_aci.records import RESULTS_FILE
 
-# How the lint guardrail (ours and the paper's `edit`, the str_replace set's commands) starts
-# the observation of a rejected edit.
-REJECTED_EDITS = (
-    "Your proposed edit has introduced new syntax error(s)",
-    "Your edit was NOT applied: it introduces new syntax error(s)",
-)
-# The commands the guardrail judges: their id in `aci.commands`, and the name the model types.
-EDIT_COMMANDS = {"edit": "edit", "str_replace": "str_replace", "insert": "insert"}
-EDIT_COMMANDS |= {"create_file": "create"}
 UNFINISHED = "unfinished"
 JOURNAL_SUFFIX = ".jsonl"  # `<id>.traj.jsonl`: the journal of an episode still running or killed
 
@@ -58,6 +50,8 @@ class InstanceStats:
     api_calls: int = 0
     submitted: bool = False
     problem: str | None = None
+    commands: list[str] = field(default_factory=list)  # each executed action's first word
+    edit_results: list[bool] = field(default_factory=list)  # each edit: did the guardrail pass it
 
 
 @dataclass
@@ -90,7 +84,7 @@ def edit_commands(trajectory: dict[str, Any]) -> frozenset[str]:
     commands = aci.get("commands") if isinstance(aci, dict) else None
     if not isinstance(commands, list):
         return frozenset({"edit"})
-    return frozenset(EDIT_COMMANDS[key] for key in commands if key in EDIT_COMMANDS)
+    return editing_commands(str(key) for key in commands)
 
 
 def trajectory_stats(instance_id: str, trajectory: dict[str, Any]) -> InstanceStats:
@@ -115,11 +109,13 @@ def trajectory_stats(instance_id: str, trajectory: dict[str, Any]) -> InstanceSt
             continue
         record.turns += 1
         words = action.split(maxsplit=1)
-        if words and words[0] in editing:
+        record.commands.append(words[0] if words else "")
+        if is_edit(action, editing):
             record.edits += 1
             observation = step["observation"] if isinstance(step["observation"], str) else ""
-            if observation.lstrip().startswith(REJECTED_EDITS):
-                record.failed_edits += 1
+            rejected = is_rejected_edit(observation)
+            record.failed_edits += int(rejected)
+            record.edit_results.append(not rejected)
     return record
 
 
@@ -178,15 +174,22 @@ def read_run(directory: Path, instance_ids: Iterable[str] | None = None) -> list
     for instance_id in ids:
         record = read_instance(directory, instance_id)
         result = results.get(instance_id)
-        if result is not None and result.get("exit_status"):
-            record.exit_status = str(result["exit_status"])
-            patch = result.get("model_patch")
-            record.submitted = record.submitted or (isinstance(patch, str) and bool(patch.strip()))
-            if not record.has_trajectory:
-                record.cost = _number(result.get("cost"), float)
-                record.api_calls = _number(result.get("api_calls"), int)
+        if result is not None:
+            with_result(record, result)
         records.append(record)
     return records
+
+
+def with_result(record: InstanceStats, result: dict[str, Any]) -> InstanceStats:
+    """The record updated from the instance's `results.json` entry, whose exit status wins."""
+    if result.get("exit_status"):
+        record.exit_status = str(result["exit_status"])
+        patch = result.get("model_patch")
+        record.submitted = record.submitted or (isinstance(patch, str) and bool(patch.strip()))
+        if not record.has_trajectory:
+            record.cost = _number(result.get("cost"), float)
+            record.api_calls = _number(result.get("api_calls"), int)
+    return record
 
 
 def summarize(records: list[InstanceStats]) -> RunStats:

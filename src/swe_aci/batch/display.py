@@ -1,5 +1,5 @@
-"""What a batch shows while it runs: a rich live panel on a terminal, one line per finished
-instance otherwise; and the summary table at the end."""
+"""What a batch shows while it runs: a rich live panel on a terminal; otherwise plain lines as
+instances start, take a step and finish; and the summary table at the end."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from rich.text import Text
 
 from swe_aci.batch.outputs import InstanceResult
 from swe_aci.batch.runner import BatchState
+from swe_aci.episode_display import printable
 
 MAX_RUNNING_ROWS = 12
 
@@ -63,7 +64,7 @@ class LiveDisplay:
                 escape(instance_id),
                 str(running.steps),
                 duration(now - running.started),
-                escape(action),
+                escape(printable(action)),
             )
         status = Text(headline(state), style="bold")
         if state.stop_reason:
@@ -75,10 +76,12 @@ class LiveDisplay:
 
 
 class LineDisplay:
-    """Quiet output for logs and pipes: one line per finished instance."""
+    """Plain output for logs and pipes: a line when an instance starts, at each of its steps, and
+    when it finishes."""
 
     def __init__(self, console: Console) -> None:
         self.console = console
+        self.shown: dict[str, int] = {}  # the step last shown of each running instance
 
     def __enter__(self) -> LineDisplay:
         return self
@@ -87,7 +90,20 @@ class LineDisplay:
         return None
 
     def update(self, state: BatchState) -> None:
-        return None
+        for instance_id, running in list(state.running.items()):
+            shown = self.shown.get(instance_id)
+            if shown is None:
+                self.print(f"{instance_id}: started")
+                self.shown[instance_id] = shown = 0
+            if running.steps != shown:
+                action = running.action.strip().splitlines()[0] if running.action.strip() else ""
+                self.print(f"{instance_id}: step {running.steps}: {printable(action)[:100]}")
+                self.shown[instance_id] = running.steps
+        for instance_id in set(self.shown) - set(state.running):
+            del self.shown[instance_id]
+
+    def print(self, line: str) -> None:
+        self.console.print(line, highlight=False, markup=False, soft_wrap=True)
 
     def instance_finished(self, state: BatchState, result: InstanceResult) -> None:
         self.console.print(finished_line(state, result), highlight=False, markup=False)

@@ -7,16 +7,14 @@ import logging
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from swe_aci.agent.loop import EpisodeResult, StepRecord
+from swe_aci.aci.edits import editing_commands, is_edit, is_rejected_edit
+from swe_aci.agent.exits import EXIT_REASONS
+from swe_aci.agent.loop import StepRecord
 from swe_aci.batch.outputs import ENVIRONMENT_ERROR, EXCEPTION_ERROR, InstanceResult
 from swe_aci.env.base import SandboxError
-from swe_aci.episode import EpisodeConfig
+from swe_aci.episode import EpisodeConfig, run_episode
 from swe_aci.tasks import Task
-
-if TYPE_CHECKING:
-    from swe_aci.recipes import TaskEnvironment
 
 logger = logging.getLogger("swe_aci.batch")
 
@@ -39,9 +37,9 @@ def run_instance(
     on_step: Callable[[str, int, str], None] | None = None,
     should_stop: Callable[[], bool] = lambda: False,
 ) -> InstanceResult:
-    """Build or find the task's environment, run one episode, return how it ended."""
+    """Build or find the task's workspace, run one episode in it, return how it ended."""
     from swe_aci.models.base import ModelAuthError, ModelConfigError
-    from swe_aci.recipes import RecipeError, task_environment
+    from swe_aci.recipes import RecipeError, task_workspace
 
     started = time.monotonic()
     instance_id = task.instance_id
@@ -56,7 +54,7 @@ def run_instance(
         )
 
     try:
-        environment = task_environment(
+        workspace = task_workspace(
             task,
             config.env,
             cache_dir=cache_dir,
@@ -66,18 +64,28 @@ def run_instance(
         return ended(ENVIRONMENT_ERROR, str(error))
     if should_stop():
         return ended(None, "interrupted")
-    steps = 0
+    steps = failed_edits = 0
+    editing = editing_commands(config.aci.commands)
 
     def step_done(step: StepRecord) -> None:
-        nonlocal steps
-        steps += 1
+        nonlocal steps, failed_edits
+        if step.action.strip() not in EXIT_REASONS:  # the record of the exit is no step
+            steps += 1
+        failed_edits += int(is_edit(step.action, editing) and is_rejected_edit(step.observation))
         if on_step is not None:
             on_step(instance_id, steps, step.action)
         if should_stop():
             raise StopRequested
 
     try:
-        result = run_task_episode(task, environment, config, output_dir, on_step=step_done)
+        result = run_episode(
+            config,
+            workspace,
+            task.problem_statement,
+            instance_id=instance_id,
+            output_dir=output_dir,
+            on_step=step_done,
+        )
     except StopRequested:
         return ended(None, "interrupted")
     except (ModelAuthError, ModelConfigError) as error:
@@ -94,27 +102,9 @@ def run_instance(
         model_name=config.model.name,
         cost=result.stats.instance_cost,
         api_calls=result.stats.api_calls,
-        steps=steps,
+        steps=result.steps,
         elapsed=round(time.monotonic() - started, 3),
-    )
-
-
-def run_task_episode(
-    task: Task,
-    environment: TaskEnvironment,
-    config: EpisodeConfig,
-    output_dir: Path,
-    *,
-    on_step: Callable[[StepRecord], None] | None = None,
-) -> EpisodeResult:
-    """One episode on the task's issue, in the environment its recipe or image gives."""
-    from swe_aci.episode import RepoSource, run_episode
-
-    return run_episode(
-        config.model_copy(update={"env": environment.config}),
-        RepoSource(environment.source, environment.commit),  # type: ignore[arg-type]
-        task.problem_statement,
-        instance_id=task.instance_id,
-        output_dir=output_dir,
-        on_step=on_step,
+        tokens_sent=result.stats.tokens_sent,
+        tokens_received=result.stats.tokens_received,
+        failed_edits=failed_edits,
     )

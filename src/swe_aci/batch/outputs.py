@@ -48,6 +48,9 @@ class InstanceResult:
     api_calls: int = 0
     steps: int = 0
     elapsed: float = 0.0
+    tokens_sent: int = 0
+    tokens_received: int = 0
+    failed_edits: int = 0  # edits the lint guardrail rejected
     error: str | None = None
     evaluation: str | None = None  # with --evaluate: resolved, unresolved, patch_failed...
     tries: int = 1

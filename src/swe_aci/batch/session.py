@@ -14,7 +14,7 @@ from swe_aci.batch.display import LineDisplay, LiveDisplay
 from swe_aci.batch.outputs import BatchOutputs, OutputsError
 from swe_aci.batch.run_record import close_batch_log, config_record, open_batch_log, swe_aci_version
 from swe_aci.batch.runner import BatchOptions, BatchRunner, BatchState
-from swe_aci.records import BATCH_LOG_FILE, output_dir_lock
+from swe_aci.records import BATCH_LOG_FILE, OutputLock
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -60,14 +60,15 @@ def run_session(
     *,
     config_name: str = "",
     grading: Grading | None = None,
+    command: str = "batch",
 ) -> SessionOutcome:
     """Run (or resume) the batch in `directory` and, unless it was interrupted, grade it.
 
     `record` describes the run for `run.yaml` (command, task file, selection); `config_name`
     names the config in the message of the config guard. Raises SessionError, and
-    FatalBatchError when no instance can get past a problem, OutputDirError when another process
-    holds the directory."""
-    with output_dir_lock(directory):
+    FatalBatchError when no instance can get past a problem, OutputLockError when another process
+    holds the directory (`command` names the command in that message)."""
+    with OutputLock.acquire(directory, command):
         return locked_session(
             tasks, config, directory, options, console, record, config_name, grading
         )

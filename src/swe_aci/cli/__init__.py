@@ -12,7 +12,9 @@ import typer
 from swe_aci.cli.batch import batch_command, images_app
 from swe_aci.cli.compare import compare_command, stats_command
 from swe_aci.cli.configs import configs
+from swe_aci.cli.demo import traj_to_demo_command
 from swe_aci.cli.evaluate import evaluate_command
+from swe_aci.cli.inspect import inspect_command
 from swe_aci.cli.models import models_app
 from swe_aci.cli.rag import rag_command
 from swe_aci.cli.run import replay, run
@@ -24,6 +26,9 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    # Click's plain help: no `<bool>` type tag on every flag, and help text is never read as
+    # rich markup (which swallowed `[ray]` in `pip install 'swe-aci[ray]'`).
+    rich_markup_mode=None,
 )
 
 # The registry, in the order `--help` lists it: a command, or a group of subcommands.
@@ -38,6 +43,8 @@ REGISTRY: dict[str, Callable[..., None] | typer.Typer] = {
     "rag": rag_command,
     "stats": stats_command,
     "compare": compare_command,
+    "inspect": inspect_command,
+    "traj-to-demo": traj_to_demo_command,
     "tasks": tasks_app,
 }
 for name, entry in REGISTRY.items():

@@ -26,9 +26,10 @@ if TYPE_CHECKING:
 
 INTERRUPTING_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 FILE_SUFFIX = re.compile(r"\.[A-Za-z][A-Za-z0-9]{0,7}")
+DEFAULT_OUTPUT = Path("trajectories")  # of `run` and `replay`; see default_output_dir
 EVALUATION_TIMEOUT = 1800.0  # seconds the tests of one instance may run, unless told otherwise
 NO_MODEL = (
-    "no model chosen: pass --model (e.g. openai/gpt-4o, anthropic/claude-3-5-sonnet-20241022, "
+    "no model chosen: pass --model (e.g. openai/gpt-4o, anthropic/claude-sonnet-4-5, "
     "local, human, or replay with --set model.replay_path=FILE) or set model.name in the config"
 )
 
@@ -87,7 +88,7 @@ def user_errors() -> tuple[type[Exception], ...]:
     from swe_aci.episode import InstanceBusy
     from swe_aci.models.base import ModelAuthError, ModelConfigError
     from swe_aci.recipes import RecipeError
-    from swe_aci.records import InstanceIdError, OutputDirError
+    from swe_aci.records import InstanceIdError, OutputLockError
     from swe_aci.tasks import TaskFileError
 
     return (
@@ -98,7 +99,7 @@ def user_errors() -> tuple[type[Exception], ...]:
         UsageError,
         InstanceBusy,
         InstanceIdError,
-        OutputDirError,
+        OutputLockError,
         ModelConfigError,
         ModelAuthError,
         TrajectoryError,
@@ -255,6 +256,29 @@ def resolved_repo(location: str, init_if_plain: bool) -> Iterator[str]:
         except (OSError, SandboxError) as exc:
             raise UsageError(f"cannot make a git copy of {location}: {exc}") from exc
         yield str(copy)
+
+
+def default_output_dir(repo: str) -> Path:
+    """Where outputs go without --output-dir: ./trajectories, unless that is inside the local
+    repository being worked on (it would leave untracked files there); then the user's data
+    directory, $XDG_DATA_HOME/swe-aci/trajectories (default ~/.local/share/...)."""
+    from swe_aci.env.repo import is_remote
+
+    if is_remote(repo):
+        return DEFAULT_OUTPUT
+    inside = Path(os.path.abspath(DEFAULT_OUTPUT))
+    top = Path(os.path.abspath(Path(repo).expanduser()))
+    if inside != top and not inside.is_relative_to(top):
+        return DEFAULT_OUTPUT
+    data_home = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(data_home) / "swe-aci" / "trajectories"
+
+
+def check_before_work(config: EpisodeConfig) -> None:
+    """The checks of the config that need neither the model nor the sandbox, made before either
+    starts (loading a local model takes a minute)."""
+    if config.env.backend == "docker" and not config.env.image:
+        fail("the docker sandbox needs an image: pass --image (or set env.image)")
 
 
 def check_writable(directory: Path) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from rich.console import Console
     from rich.table import Table
 
+    from swe_aci.analysis.paper import PaperStats
     from swe_aci.analysis.stats import InstanceStats, RunStats
     from swe_aci.evaluate.report import InstanceReport
 
@@ -38,31 +39,92 @@ def stats_command(
         Path, typer.Argument(help="A run's output directory (of swe-aci batch or run).")
     ],
     per_instance: Annotated[bool, typer.Option(help="Also list every instance.")] = False,
+    report: Annotated[
+        Path | None,
+        typer.Option(
+            help="The run's evaluation report.json, to split by resolved / unresolved "
+            "(default: DIRECTORY/evaluation/report.json when it exists)."
+        ),
+    ] = None,
+    plots: Annotated[
+        Path | None, typer.Option(help="Write the paper's plots as PNG files into this directory.")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the numbers as JSON.")] = False,
 ) -> None:
-    """Statistics of a run's trajectories: exit statuses, turns, failed edits, cost."""
+    """Statistics of a run's trajectories: exit statuses, turns, failed edits, cost, and the
+    paper's analyses (by outcome when evaluated)."""
 
     def body() -> None:
+        import json
+
         from rich.console import Console
         from rich.markup import escape
 
+        from swe_aci.analysis.paper import paper_stats, read_report
         from swe_aci.analysis.stats import AnalysisError, read_run, summarize
 
         try:
             records = read_run(directory)
+            report_data = read_report(directory, report)
         except AnalysisError as error:
             fail(str(error))
         if not records:
             fail(f"no trajectories in {directory} (expected <id>/<id>.traj or results.json)")
-        console = Console(highlight=False, soft_wrap=True)
         run = summarize(records)
+        paper = paper_stats(records, report_data)
+        written = write_plots(paper, plots) if plots is not None else []
+        if as_json:
+            typer.echo(json.dumps({"run": run_json(run), "paper": paper.to_json()}, indent=2))
+            return
+        console = Console(highlight=False, soft_wrap=True)
         for problem in run.problems:
             console.print(f"[yellow]unreadable trajectory:[/] {escape(problem)}")
         if per_instance:
             console.print(instances_table(records))
         console.print(exit_status_table(run))
         console.print(run_table(run))
+        for table in paper_tables(paper):
+            console.print(table)
+        for path in written:
+            console.print(f"plot: {escape(str(path))}")
 
     guarded(body)
+
+
+def write_plots(paper: PaperStats, directory: Path) -> list[Path]:
+    from swe_aci.analysis.plots import PlotsUnavailable
+    from swe_aci.analysis.plots import write_plots as write
+
+    try:
+        return write(paper, directory)
+    except PlotsUnavailable as error:
+        fail(str(error))
+    except OSError as error:
+        fail(f"cannot write the plots into {directory}: {error}")
+
+
+def run_json(run: RunStats) -> dict[str, Any]:
+    from dataclasses import asdict
+
+    return asdict(run)
+
+
+def paper_tables(paper: PaperStats) -> list[Table]:
+    """The paper's analyses, one table per section."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    from swe_aci.analysis.paper import summary_sections
+
+    tables = []
+    for title, rows in summary_sections(paper):
+        table = Table(title=escape(title))
+        table.add_column("")
+        table.add_column("value", justify="right")
+        for name, value in rows:
+            table.add_row(escape(name), escape(value))
+        tables.append(table)
+    return tables
 
 
 def exit_status_table(run: RunStats) -> Table:
@@ -169,7 +231,7 @@ def compare_command(
         )
         from swe_aci.analysis.comparison import comparison_table
         from swe_aci.batch.instance import FatalBatchError
-        from swe_aci.records import COMPARISON_FILE, output_dir_lock
+        from swe_aci.records import COMPARISON_FILE, OutputLock
 
         names = [name.strip() for name in configs.split(",") if name.strip()]
         if not names:
@@ -198,7 +260,7 @@ def compare_command(
         options = CompareOptions(workers=workers, redo=redo, timeout=timeout, cache_dir=cache_dir)
         console = Console(highlight=False, soft_wrap=True)
         try:
-            with output_dir_lock(output_dir):
+            with OutputLock.acquire(output_dir, "compare"):
                 outcomes = compare(
                     runs, task_set, output_dir, options, console, record, evaluated_printer(console)
                 )

@@ -38,7 +38,10 @@ OUTCOME_STYLE = {
 def evaluate_command(
     predictions: Annotated[
         str,
-        typer.Argument(help="preds.json (by id), a JSON list or JSONL; `gold`: each task's patch."),
+        typer.Argument(
+            help="preds.json (by id), a JSON list or JSONL; `gold`: each task's patch "
+            "(a file named gold: ./gold)."
+        ),
     ],
     instances: TaskSourceOption,
     ids: Annotated[
@@ -53,6 +56,20 @@ def evaluate_command(
     redo: Annotated[
         bool, typer.Option(help="Evaluate again instances that have a report.")
     ] = False,
+    grading: Annotated[
+        str,
+        typer.Option(
+            help="Id rules: lenient (ours, the default) or swebench (swebench 5.0.2's parsers "
+            "and matching exactly, comparable with the leaderboard)."
+        ),
+    ] = "lenient",
+    strict: Annotated[
+        bool,
+        typer.Option(
+            help="Grade unresolved a prediction that changes files that can change how the "
+            "tests run (conftest.py, test config, files under test directories...)."
+        ),
+    ] = False,
 ) -> None:
     """Run each instance's tests with its predicted patch applied; report % resolved."""
 
@@ -61,8 +78,9 @@ def evaluate_command(
         from rich.console import Console
 
         from swe_aci.env.config import EnvConfig
+        from swe_aci.evaluate.grading import GRADING_MODES
         from swe_aci.evaluate.predictions import PredictionsError
-        from swe_aci.records import REPORT_FILE, output_dir_lock, write_json_atomic
+        from swe_aci.records import REPORT_FILE, OutputLock, OutputLockError, write_json_atomic
         from swe_aci.tasks import TaskFileError
 
         console = Console(stderr=True, highlight=False, soft_wrap=True)
@@ -70,15 +88,25 @@ def evaluate_command(
             env_config = EnvConfig(backend=env or "auto")  # type: ignore[arg-type]
         except ValidationError:
             fail(f"unknown sandbox {env!r}: use auto, local, bwrap or docker")
+        if grading not in GRADING_MODES:
+            fail(f"unknown --grading {grading!r}: use {' or '.join(GRADING_MODES)}")
         try:
             tasks = selected_tasks(instances, ids, console)
             chosen = read_chosen_predictions(predictions, tasks, instances, console)
         except (TaskFileError, PredictionsError) as exc:
             fail(str(exc))
         check_backend(env_config)
-        with output_dir_lock(output_dir):
+        try:
+            output_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            fail(f"cannot create the output directory {output_dir}: {exc.strerror}")
+        try:
+            lock = OutputLock.acquire(output_dir, "evaluate")
+        except OutputLockError as exc:
+            fail(str(exc))
+        with lock:
             reports = run_with_progress(tasks, chosen, env_config, console)
-            report = run_summary(tasks, chosen, reports)
+            report = run_summary(tasks, chosen, reports, grading, strict)
             write_json_atomic(output_dir / REPORT_FILE, report)
         print_summary(report, console)
         console.print(f"report: {output_dir / REPORT_FILE}")
@@ -118,6 +146,8 @@ def evaluate_command(
                 workers=workers,
                 redo=redo,
                 on_done=done,
+                grading=grading,  # type: ignore[arg-type]  # checked above
+                strict=strict,
             )
 
     guarded(body, interrupted="evaluated instances keep their reports: run again to go on")
@@ -151,7 +181,7 @@ def read_chosen_predictions(
 
     from swe_aci.evaluate.predictions import GOLD, gold_predictions, read_predictions
 
-    if source == GOLD and not Path(source).exists():
+    if source == GOLD:  # the keyword, even when a file or directory is named so: ./gold is that
         return gold_predictions({task.instance_id: task.patch or "" for task in tasks})
     predictions = read_predictions(Path(source))
     known = {task.instance_id for task in tasks}
@@ -173,7 +203,11 @@ def outcome_line(report: InstanceReport, note: str) -> str:
 
 
 def run_summary(
-    tasks: list[Task], chosen: dict[str, Prediction], reports: dict[str, InstanceReport]
+    tasks: list[Task],
+    chosen: dict[str, Prediction],
+    reports: dict[str, InstanceReport],
+    grading: str,
+    strict: bool,
 ) -> dict[str, object]:
     from swe_aci.evaluate.report import run_report
 
@@ -182,6 +216,8 @@ def run_summary(
         chosen,
         [key for key, prediction in chosen.items() if prediction.is_empty],
         reports,
+        grading=grading,  # type: ignore[arg-type]  # checked by the command
+        strict=strict,
     )
 
 
@@ -206,6 +242,7 @@ def print_summary(report: dict[str, object], console: Console) -> None:
         ("submitted", submitted),
         ("completed", count("completed_instances")),
         ("resolved", resolved),
+        ("  of which with integrity flags", count("resolved_with_integrity_flags")),
         ("unresolved", count("unresolved_instances")),
         ("  of which patch failed", count("patch_failed_ids")),
         ("  of which timed out", count("timeout_ids")),

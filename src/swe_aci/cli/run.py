@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import difflib
-import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from swe_aci.cli.common import (
+    DEFAULT_OUTPUT,
     ConfigOption,
     EnvOption,
     ImageOption,
@@ -17,7 +17,9 @@ from swe_aci.cli.common import (
     ModelOption,
     SetOption,
     build_config,
+    check_before_work,
     check_writable,
+    default_output_dir,
     fail,
     guarded,
     read_issue,
@@ -26,65 +28,33 @@ from swe_aci.cli.common import (
 )
 
 if TYPE_CHECKING:
-    from swe_aci.agent.loop import EpisodeResult, StepRecord
+    from swe_aci.agent.loop import EpisodeResult
 
-OBSERVATION_PREVIEW_LINES = 12
-DEFAULT_OUTPUT = Path("trajectories")
-# Control characters other than newline and tab: shown escaped, never sent to the terminal.
-CONTROL_CHARACTERS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 TRAJECTORY_SAVED = "the trajectory so far was saved"
-OutputOption = Annotated[Path, typer.Option(help="Where trajectories and patches go.")]
+OutputOption = Annotated[
+    Path | None,
+    typer.Option(
+        help="Where trajectories and patches go (default: ./trajectories, or "
+        "~/.local/share/swe-aci/trajectories when that would be inside the repository worked on)."
+    ),
+]
 
 
-def printable(text: str) -> str:
-    """`text` with control characters (terminal escape sequences...) shown as `\\x1b` etc."""
-    return CONTROL_CHARACTERS.sub(lambda match: f"\\x{ord(match.group()):02x}", text)
+def finish_episode(result: EpisodeResult, *, exit_with_outcome: bool = True) -> None:
+    """Print the outputs and the outcome. An episode that ended on an unexpected error is a failed
+    command (exit 1); otherwise the exit code says whether a patch was produced (0), none (3), or
+    only files the agent created that nothing else uses (4)."""
+    from swe_aci.episode_display import print_result
 
-
-def print_step(step: StepRecord) -> None:
-    """A step as the user sees it: what came from the model or the sandbox is escaped."""
-    from rich.console import Console
-    from rich.markup import escape
-
-    console = Console(highlight=False, soft_wrap=True)
-    if step.thought.strip():
-        console.print(f"[dim]{escape(printable(step.thought.strip()))}[/]")
-    console.print(f"[bold cyan]$ {escape(printable(step.action.strip()))}[/]")
-    lines = (step.observation or "").splitlines() or ["(no output)"]
-    if len(lines) > OBSERVATION_PREVIEW_LINES:
-        head = lines[: OBSERVATION_PREVIEW_LINES - 2]
-        lines = [*head, f"... ({len(lines) - len(head) - 1} more lines)", lines[-1]]
-    console.print(escape(printable("\n".join(lines))))
-    console.rule(style="dim")
-
-
-def print_result(result: EpisodeResult) -> None:
-    from rich.console import Console
-    from rich.markup import escape
-
-    console = Console(highlight=False, soft_wrap=True)
-    patch_path = result.trajectory_path.with_suffix(".patch")
-    console.print(f"[bold]exit status:[/] {escape(result.exit_status)}")
-    console.print(f"[bold]trajectory:[/] {escape(str(result.trajectory_path))}")
-    if result.submission.strip():
-        console.print(f"[bold]patch:[/] {escape(str(patch_path))}")
-    else:
-        console.print("[bold]patch:[/] none (empty diff)")
-    stats = result.stats
-    console.print(
-        f"[bold]cost:[/] ${stats.instance_cost:.4f} ({stats.api_calls} calls, "
-        f"{stats.tokens_sent} tokens sent, {stats.tokens_received} received)"
-    )
-
-
-def fail_on_unexpected_error(result: EpisodeResult) -> None:
-    """An episode that ended on an unexpected error is a failed command (exit 1)."""
+    outcome = print_result(result)
     if result.error_trace is not None:
         fail(
             f"the episode ended on an unexpected error ({result.error}); its traceback is in "
             f"{result.trajectory_path}",
             code=1,
         )
+    if exit_with_outcome and outcome.kind.value:
+        raise typer.Exit(outcome.kind.value)
 
 
 def run(
@@ -99,12 +69,16 @@ def run(
     model: ModelOption = None,
     env: EnvOption = None,
     image: ImageOption = None,
-    output_dir: OutputOption = DEFAULT_OUTPUT,
+    output_dir: OutputOption = None,
     instance_id: Annotated[str | None, typer.Option(help="Name of this run's outputs.")] = None,
     init_copy: InitCopyOption = False,
     set_: SetOption = None,
 ) -> None:
-    """Run the agent on one issue of one repository, or on one task of a task file."""
+    """Run the agent on one issue of one repository, or on one task of a task file.
+
+    Exit code: 0 a patch was produced, 3 no patch, 4 a patch that only adds files nothing else
+    uses (a reproduction script), 1 an unexpected error, 2 a usage error.
+    """
 
     def body() -> None:
         if instance is not None:
@@ -114,29 +88,35 @@ def run(
             return
         if repo is None or issue is None:
             fail("give --repo and --issue, or one task of a task file with --instance FILE:ID")
-        from swe_aci.episode import RepoSource, instance_id_for, run_episode
+        from swe_aci.env.config import Workspace
+        from swe_aci.episode import instance_id_for, run_episode
+        from swe_aci.episode_display import EpisodeDisplay
 
         problem = read_issue(issue)
         episode_config = build_config(
             config, set_ or [], **{"model.name": model, "env.backend": env, "env.image": image}
         )
-        check_writable(output_dir)
+        check_before_work(episode_config)
+        outputs = output_dir or default_output_dir(repo)
+        check_writable(outputs)
+        display = EpisodeDisplay()
         with resolved_repo(repo, init_copy) as location:
             require_model(episode_config)
             result = run_episode(
                 episode_config,
-                RepoSource(location, commit),
+                Workspace(episode_config.env, location, commit),
                 problem,
                 instance_id=instance_id_for(repo, problem) if instance_id is None else instance_id,
-                output_dir=output_dir,
-                on_step=print_step,
+                output_dir=outputs,
+                on_step=display.step,
+                on_progress=display.progress,
             )
-        print_result(result)
-        fail_on_unexpected_error(result)
+        finish_episode(result)
 
     def run_task(spec: str) -> None:
-        from swe_aci.batch.instance import run_task_episode
-        from swe_aci.recipes import task_environment
+        from swe_aci.episode import run_episode
+        from swe_aci.episode_display import EpisodeDisplay
+        from swe_aci.recipes import task_workspace
         from swe_aci.tasks import load_task
 
         task = load_task(spec)
@@ -146,13 +126,22 @@ def run(
         require_model(episode_config)
         if instance_id is not None:
             task = task.model_copy(update={"instance_id": instance_id})
-        check_writable(output_dir)
-        environment = task_environment(
+        outputs = output_dir or DEFAULT_OUTPUT
+        check_writable(outputs)
+        workspace = task_workspace(
             task, episode_config.env, log=lambda line: typer.echo(line, err=True)
         )
-        result = run_task_episode(task, environment, episode_config, output_dir, on_step=print_step)
-        print_result(result)
-        fail_on_unexpected_error(result)
+        display = EpisodeDisplay()
+        result = run_episode(
+            episode_config,
+            workspace,
+            task.problem_statement,
+            instance_id=task.instance_id,
+            output_dir=outputs,
+            on_step=display.step,
+            on_progress=display.progress,
+        )
+        finish_episode(result)
 
     guarded(body, interrupted=TRAJECTORY_SAVED)
 
@@ -164,7 +153,7 @@ def replay(
     config: ConfigOption = None,
     env: EnvOption = None,
     image: ImageOption = None,
-    output_dir: OutputOption = DEFAULT_OUTPUT,
+    output_dir: OutputOption = None,
     init_copy: InitCopyOption = False,
     set_: SetOption = None,
 ) -> None:
@@ -173,7 +162,9 @@ def replay(
     def body() -> None:
         from swe_aci.agent.exits import INTERRUPTED
         from swe_aci.agent.trajectory import load_trajectory, recorded_problem_statement
-        from swe_aci.episode import RepoSource, run_episode
+        from swe_aci.env.config import Workspace
+        from swe_aci.episode import run_episode
+        from swe_aci.episode_display import EpisodeDisplay
 
         recorded = load_trajectory(trajectory)
         episode_config = build_config(
@@ -186,19 +177,22 @@ def replay(
                 "env.image": image,
             },
         )
-        check_writable(output_dir)
-        instance_id = replay_instance_id(trajectory, output_dir)
+        check_before_work(episode_config)
+        outputs = output_dir or default_output_dir(repo)
+        check_writable(outputs)
+        instance_id = replay_instance_id(trajectory, outputs)
+        display = EpisodeDisplay()
         with resolved_repo(repo, init_copy) as location:
             result = run_episode(
                 episode_config,
-                RepoSource(location, commit),
+                Workspace(episode_config.env, location, commit),
                 recorded_problem_statement(recorded) or f"(replay of {trajectory.name})",
                 instance_id=instance_id,
-                output_dir=output_dir,
-                on_step=print_step,
+                output_dir=outputs,
+                on_step=display.step,
+                on_progress=display.progress,
             )
-        print_result(result)
-        fail_on_unexpected_error(result)
+        finish_episode(result, exit_with_outcome=False)
         info = recorded["info"]
         if info.get("exit_status") in (None, "", INTERRUPTED):
             typer.echo("the recorded episode did not finish: no submission to compare with")

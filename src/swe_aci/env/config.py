@@ -1,7 +1,8 @@
-"""Configuration of the sandbox an episode runs in."""
+"""Configuration of the sandbox an episode runs in, and the workspace it starts from."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -40,8 +41,9 @@ class EnvConfig(BaseModel):
     )
     host_python: bool = Field(
         True,
-        description="bind the interpreter swe-aci runs on read-only (bwrap), so python and the "
-        "tools installed beside it (pytest) work in the sandbox; false: system directories only",
+        description="the interpreter swe-aci runs on and its scripts (pytest) first on the shell's "
+        "PATH (local, bwrap), bound read-only (bwrap), as in an activated venv; false: the "
+        "inherited PATH and, in bwrap, system directories only",
     )
     # docker only
     image: str | None = Field(None, description="docker image to start the container from")
@@ -54,3 +56,20 @@ class EnvConfig(BaseModel):
     cpus: float | None = Field(2.0, gt=0)
     memory: str | None = "4g"
     pids_limit: int | None = Field(1024, gt=0)
+
+
+@dataclass(frozen=True)
+class Workspace:
+    """The repository a sandbox starts from and everything set up around it: one value opened by
+    `make_environment`, whoever asks (an episode, the evaluation harness, rag).
+
+    `source` is a local git repository or URL the backend copies (None when the repository is
+    already in the image, at `config.repo_in_image`), `commit` its base (None: the source's
+    HEAD). `config` holds the rest: the backend, the image, the task's interpreter and virtualenv
+    (`ro_paths`, `path_prepend`, `env_vars`) and its setup commands. For a task row
+    `recipes.task_workspace` builds it from the user's env config; for `--repo` it is that config.
+    """
+
+    config: EnvConfig
+    source: str | None = None
+    commit: str | None = None

@@ -18,7 +18,9 @@ is the backend's business: on the host against a private git directory the agent
 
 from __future__ import annotations
 
+import itertools
 import time
+from dataclasses import dataclass
 from typing import Protocol
 
 from swe_aci.env.base import Exclusion, SandboxError, Submission
@@ -140,3 +142,44 @@ def _numstat_binaries(numstat: bytes) -> list[str]:
         for entry in numstat.split(b"\0")
         if entry.startswith(b"-\t-\t")
     ]
+
+
+@dataclass(frozen=True)
+class FileHeader:
+    """One file of a unified diff: its old and new name (None for /dev/null: added, deleted)."""
+
+    old: str | None
+    new: str | None
+
+
+def file_headers(patch: str) -> list[FileHeader]:
+    """The files a unified diff changes, with or without `diff --git` lines: each `--- ` line
+    directly followed by a `+++ ` line (a removed line `-- x` inside a hunk is no header), and
+    git's `rename from`/`rename to` (`copy`) pairs."""
+    headers: list[FileHeader] = []
+    moved_from: str | None = None
+    lines = patch.splitlines()
+    for line, following in itertools.pairwise([*lines, ""]):
+        if line.startswith("--- ") and following.startswith("+++ "):
+            headers.append(FileHeader(_header_name(line), _header_name(following)))
+        elif line.startswith(("rename from ", "copy from ")):
+            moved_from = line.split(" ", 2)[2]
+        elif line.startswith(("rename to ", "copy to ")) and moved_from is not None:
+            headers.append(FileHeader(moved_from, line.split(" ", 2)[2]))
+            moved_from = None
+    return headers
+
+
+def patch_paths(patch: str) -> list[str]:
+    """Every path a unified diff touches (old and new names), once each, in order."""
+    names = (name for header in file_headers(patch) for name in (header.old, header.new))
+    return list(dict.fromkeys(name for name in names if name))
+
+
+def _header_name(line: str) -> str | None:
+    name = line[4:].split("\t", 1)[0].strip()
+    if name.startswith('"') and name.endswith('"'):
+        name = name[1:-1]
+    if name == "/dev/null" or not name:
+        return None
+    return name[2:] if name.startswith(("a/", "b/")) else name

@@ -62,6 +62,7 @@ KILLED_BY_TIMEOUT = 128 + 9  # `timeout -s KILL` exits so when it had to kill
 # Labels that let a later run find containers whose owner died without removing them.
 LABEL = "swe-aci"
 OWNER_PID_LABEL = "swe-aci.owner-pid"
+BASE_IMAGE = "swe-aci/base:bookworm"  # built by scripts/build_base_image.sh
 OWNER_HOST_LABEL = "swe-aci.owner-host"
 T = TypeVar("T")
 
@@ -145,15 +146,17 @@ class DockerEnvironment(SessionEnvironment):
     def _start_container(self) -> None:
         image = self.config.image
         if not image:
-            raise SandboxError("the docker backend needs an image (EnvConfig.image)")
+            raise SandboxError("the docker sandbox needs an image: pass --image (or set env.image)")
         errors = docker_module().errors
         try:
             self._api.inspect_image(image)
         except errors.ImageNotFound:
-            raise SandboxError(
-                f"docker image {image!r} does not exist "
-                "(swe-aci/base:bookworm is built by scripts/build_base_image.sh)"
-            ) from None
+            how = (
+                "build it with scripts/build_base_image.sh"
+                if image == BASE_IMAGE
+                else "build or load it first (`docker images` lists the images present)"
+            )
+            raise SandboxError(f"docker image {image!r} does not exist here: {how}") from None
         cpus = self.config.cpus
         host_config = self._api.create_host_config(
             network_mode=None if self.config.network else "none",

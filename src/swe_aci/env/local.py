@@ -17,6 +17,7 @@ import contextlib
 import os
 import secrets
 import shutil
+import sysconfig
 
 from swe_aci.env.base import Submission
 from swe_aci.env.cleanup import MARKER_VARIABLE, kill_marked_processes, make_root
@@ -136,6 +137,8 @@ class LocalEnvironment(SessionEnvironment):
     def _shell_env(self) -> dict[str, str]:
         env = {name: os.environ[name] for name in INHERITED_VARIABLES if name in os.environ}
         env.setdefault("PATH", os.defpath)
+        if self.config.host_python:  # its python and tools first, as in an activated venv
+            env["PATH"] = f"{sysconfig.get_path('scripts')}:{env['PATH']}"
         env.update(self._sandbox_env())
         env[MARKER_VARIABLE] = self._token
         return env

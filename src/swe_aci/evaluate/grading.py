@@ -1,17 +1,27 @@
-"""Grading one instance from its parsed test log, as SWE-bench grades.
+"""Grading one instance from its test log, as SWE-bench grades.
 
 Resolved iff every FAIL_TO_PASS test passed (PASSED or XFAIL) and every PASS_TO_PASS test was
-kept (PASSED, XFAIL or SKIPPED); a test missing from the log did neither. Ids are compared after
-`normalise_id`, on both sides.
+kept (PASSED, XFAIL or SKIPPED); a test missing from the log did neither. Two sets of rules:
+
+- `lenient` (the default): our parsers (`parsers.py`, which find what swebench's find and more),
+  ids compared after `normalise_id` on both sides;
+- `swebench`: swebench 5.0.2's own parsers (`swebench_parsers.py`) and its id matching (the row's
+  ids as they are, a truncated parametrized id matched by prefix), so the number is comparable
+  with the leaderboard.
 """
 
 from __future__ import annotations
 
 import re
+from typing import Literal
 
 from pydantic import BaseModel
 
-from swe_aci.evaluate.parsers import StatusMap, TestStatus
+from swe_aci.evaluate.parsers import StatusMap, TestStatus, parse_log
+from swe_aci.evaluate.swebench_parsers import SWEBENCH_PARSERS
+
+GradingMode = Literal["lenient", "swebench"]
+GRADING_MODES: tuple[GradingMode, ...] = ("lenient", "swebench")
 
 PASSING = frozenset({TestStatus.PASSED, TestStatus.XFAIL})
 KEPT = PASSING | {TestStatus.SKIPPED}
@@ -78,16 +88,28 @@ class Grade(BaseModel):
         return not self.FAIL_TO_PASS.failure and not self.PASS_TO_PASS.failure
 
 
+def parse_for(mode: GradingMode, parser: str, log: str) -> StatusMap:
+    """The statuses of `log` under the grading mode's parser."""
+    if mode == "swebench":
+        return SWEBENCH_PARSERS[parser](log)
+    return parse_log(parser, log)
+
+
 def grade(
-    parser: str, statuses: StatusMap, fail_to_pass: list[str], pass_to_pass: list[str]
+    parser: str,
+    statuses: StatusMap,
+    fail_to_pass: list[str],
+    pass_to_pass: list[str],
+    mode: GradingMode = "lenient",
 ) -> Grade:
     """Grade parsed statuses against the instance's FAIL_TO_PASS and PASS_TO_PASS ids."""
-    normalised = normalise_statuses(parser, statuses)
+    lenient = mode == "lenient"
+    normalised = normalise_statuses(parser, statuses) if lenient else statuses
 
     def split(test_ids: list[str], good: frozenset[TestStatus]) -> TestResults:
         results = TestResults()
         for test_id in test_ids:
-            key = resolve_id(normalise_id(parser, test_id), normalised)
+            key = resolve_id(normalise_id(parser, test_id) if lenient else test_id, normalised)
             ok = key is not None and normalised[key] in good
             (results.success if ok else results.failure).append(test_id)
         return results

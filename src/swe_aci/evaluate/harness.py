@@ -2,7 +2,10 @@
 
 Per instance: build (or take from the cache) the task's environment, start a sandbox at the base,
 apply the prediction (`git apply`, then `patch --fuzz`), restore the files the test patch touches
-and apply it, run the test command with no network and a timeout, parse its log, grade.
+and apply it, run the test command with no network and a timeout through the runner's guard
+(`runner.py`), parse its log up to the end of the runner's session, grade. The prediction's files
+that can change how the tests run are listed in the report (`integrity.py`); `strict` grades such
+a prediction unresolved.
 
 Patches and the log live in a private directory under the sandbox's /tmp, outside the repository,
 so neither the prediction nor the tests can see or overwrite them through the repository.
@@ -13,7 +16,6 @@ from __future__ import annotations
 import base64
 import binascii
 import logging
-import re
 import secrets
 import shlex
 import time
@@ -23,16 +25,19 @@ from pathlib import Path
 
 from swe_aci.env.base import Environment, SandboxError
 from swe_aci.env.config import EnvConfig
+from swe_aci.env.diff import patch_paths
 from swe_aci.env.factory import make_environment
-from swe_aci.evaluate.grading import grade
-from swe_aci.evaluate.parsers import PARSERS, StatusMap, TestStatus, parse_log
+from swe_aci.evaluate.grading import GradingMode, grade, parse_for
+from swe_aci.evaluate.integrity import integrity_of
+from swe_aci.evaluate.parsers import PARSERS, StatusMap, TestStatus
 from swe_aci.evaluate.report import (
     InstanceReport,
     load_instance,
     patch_digest,
     save_instance,
 )
-from swe_aci.recipes import RecipeError, task_environment
+from swe_aci.evaluate.runner import install_guard, session_log
+from swe_aci.recipes import RecipeError, task_workspace
 from swe_aci.records import Prediction
 from swe_aci.tasks import Task
 
@@ -45,7 +50,6 @@ READ_TIMEOUT = 30.0
 LOG_CHUNK_BYTES = 3_000_000
 EVALUATION_OUTPUT_CAP = 4_200_000
 PATCH_FUZZ = 5
-DIFF_TARGET = re.compile(r"^diff --git a/.* b/(.*)$", re.MULTILINE)
 Log = Callable[[str], None]
 logger = logging.getLogger(__name__)
 
@@ -76,11 +80,14 @@ def evaluate_instance(
     model_name: str = "",
     cache_dir: Path | None = None,
     log: Log | None = None,
+    grading: GradingMode = "lenient",
+    strict: bool = False,
 ) -> InstanceReport:
     """Evaluate one prediction of `task` and save its outputs under `output_dir/<instance_id>/`.
 
     Never raises for a problem of the instance (no tests, environment not buildable, sandbox
-    down): that is an `error` report, saved like the others, so a run goes on.
+    down): that is an `error` report, saved like the others, so a run goes on. `grading` names
+    the rules (`grading.py`); `strict` grades a prediction with integrity flags unresolved.
     """
     started = time.monotonic()
     timings: dict[str, float] = {}
@@ -90,6 +97,9 @@ def evaluate_instance(
         outcome="error",
         empty_patch=not patch.strip(),
         patch_sha256=patch_digest(patch),
+        grading=grading,
+        strict=strict,
+        integrity=integrity_of(patch, task.test_patch or ""),
     )
     test_log = ""
     try:
@@ -116,10 +126,11 @@ def evaluate_instance(
 def _start_environment(
     task: Task, env_config: EnvConfig, cache_dir: Path | None, log: Log | None
 ) -> Environment:
-    prepared = task_environment(task, env_config, cache_dir=cache_dir, log=log)
-    output_cap = max(prepared.config.output_cap, EVALUATION_OUTPUT_CAP)
-    config = prepared.config.model_copy(update={"network": False, "output_cap": output_cap})
-    return make_environment(config, prepared.source, prepared.commit)
+    """The task's workspace with no network and room for the test log (the recipe leaves both
+    as it found them)."""
+    output_cap = max(env_config.output_cap, EVALUATION_OUTPUT_CAP)
+    config = env_config.model_copy(update={"network": False, "output_cap": output_cap})
+    return make_environment(task_workspace(task, config, cache_dir=cache_dir, log=log))
 
 
 def _evaluate_in(
@@ -148,7 +159,9 @@ def _apply_and_test(
 ) -> tuple[InstanceReport, str]:
     assert task.environment is not None  # checked by evaluation_problem
     repo = shlex.quote(env.repo_path)
+    parser = task.environment.log_parser
     with _timed(timings, "patch"):
+        guard = install_guard(env, work, parser)
         if patch.strip():
             failure = _apply(env, f"{work}/model.patch", patch)
             if failure is not None:
@@ -163,7 +176,8 @@ def _apply_and_test(
     log_path = f"{work}/test_output.txt"
     with _timed(timings, "tests"):
         result = env.run(
-            f"cd {repo} && ( {task.environment.test_cmd}\n) > {log_path} 2>&1", timeout=timeout
+            f"cd {repo} && ( {guard.prefix}\n{task.environment.test_cmd}\n) > {log_path} 2>&1",
+            timeout=timeout,
         )
     test_log = _read_log(env, log_path)
     report.test_exit_code = result.exit_code
@@ -171,13 +185,25 @@ def _apply_and_test(
         report.outcome = "timeout"
         report.message = f"the tests ran past the {timeout:g} s timeout"
         return report, test_log
-    parser = task.environment.log_parser
-    statuses = parse_log(parser, test_log)
-    report.tests_status = grade(parser, statuses, task.FAIL_TO_PASS, task.PASS_TO_PASS)
+    reported = session_log(test_log, guard.mark)
+    statuses = parse_for(report.grading, parser, reported or "")
+    report.tests_status = grade(
+        parser, statuses, task.FAIL_TO_PASS, task.PASS_TO_PASS, report.grading
+    )
     report.outcome = "resolved" if report.tests_status.resolved else "unresolved"
-    if report.outcome == "resolved" and not _exit_agrees(result.exit_code, statuses):
-        report.outcome = "unresolved"
+    if report.outcome != "resolved":
+        return report, test_log
+    report.outcome = "unresolved"
+    if reported is None:
+        report.message = "pytest's session did not end (the log has no end-of-session mark)"
+    elif not _exit_agrees(result.exit_code, statuses):
         report.message = f"the tests exited with code {result.exit_code} and no test failed"
+    elif report.strict and report.integrity.is_flagged:
+        report.integrity.strict_unresolved = True
+        paths = ", ".join(flag.path for flag in report.integrity.flagged)
+        report.message = f"strict: the prediction changes files that can change the tests: {paths}"
+    else:
+        report.outcome = "resolved"
     return report, test_log
 
 
@@ -207,12 +233,13 @@ def _apply(env: Environment, path: str, patch: str) -> str | None:
 def _restore_test_files(env: Environment, test_patch: str) -> None:
     """Put the files the test patch touches back as they are at the base (as SWE-bench does), so
     a prediction that edited the tests neither blocks the test patch nor changes the tests."""
-    files = sorted(set(DIFF_TARGET.findall(test_patch)))
+    files = sorted(patch_paths(test_patch))
     if not files:
         return
     base = shlex.quote(env.base_commit)
     commands = [
-        f"git checkout -q {base} -- {shlex.quote(name)} 2>/dev/null || rm -f -- {shlex.quote(name)}"
+        f"git --literal-pathspecs checkout -q {base} -- {shlex.quote(name)} 2>/dev/null"
+        f" || rm -rf -- {shlex.quote(name)}"
         for name in files
     ]
     env.run(f"cd {shlex.quote(env.repo_path)} && " + " ; ".join(commands), timeout=PATCH_TIMEOUT)
@@ -278,11 +305,14 @@ def evaluate_all(
     redo: bool = False,
     cache_dir: Path | None = None,
     on_done: Callable[[InstanceReport, bool], None] | None = None,
+    grading: GradingMode = "lenient",
+    strict: bool = False,
 ) -> dict[str, InstanceReport]:
     """Evaluate every task that has a prediction, `workers` at a time.
 
-    An instance whose saved report was made from the same patch is not evaluated again unless
-    `redo` (one that ended in `error` always is: the harness's failure may be gone); `on_done(report, reused)` is called as each instance finishes.
+    An instance whose saved report was made from the same patch under the same rules is not
+    evaluated again unless `redo` (one that ended in `error` always is: the harness's failure may
+    be gone); `on_done(report, reused)` is called as each instance finishes.
     """
     reports: dict[str, InstanceReport] = {}
     pending: list[tuple[Task, Prediction]] = []
@@ -295,6 +325,7 @@ def evaluate_all(
             saved is not None
             and saved.completed
             and saved.patch_sha256 == patch_digest(prediction.model_patch)
+            and (saved.grading, saved.strict) == (grading, strict)
         ):
             reports[task.instance_id] = saved
             if on_done is not None:
@@ -311,6 +342,8 @@ def evaluate_all(
             timeout,
             model_name=prediction.model_name_or_path,
             cache_dir=cache_dir,
+            grading=grading,
+            strict=strict,
         )
 
     pool = ThreadPoolExecutor(max_workers=max(1, workers))

@@ -12,9 +12,10 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from swe_aci.records import Prediction
+from swe_aci.records import INSTANCE_ID_RULE, Prediction, is_valid_instance_id
 
 GOLD = "gold"
+TOO_DEEP = "nested too deeply to read (a prediction is a flat object)"
 
 
 class PredictionsError(Exception):
@@ -40,6 +41,8 @@ def read_predictions(path: Path) -> dict[str, Prediction]:
             raise PredictionsError(
                 f"{path}: prediction {where}: {field}: {problem['msg']}"
             ) from None
+        if not is_valid_instance_id(prediction.instance_id):
+            raise PredictionsError(f"{path}: prediction {where}: instance_id: {INSTANCE_ID_RULE}")
         predictions[prediction.instance_id] = prediction
     return predictions
 
@@ -58,6 +61,8 @@ def _json_rows(text: str, path: Path) -> list[tuple[str, Any]]:
         data = json.loads(text)
     except json.JSONDecodeError as whole_error:
         return _jsonl_rows(text, path, whole_error)
+    except RecursionError:
+        raise PredictionsError(f"{path}: {TOO_DEEP}") from None
     if isinstance(data, dict):
         if "instance_id" in data:  # a JSONL file of one line
             return [("line 1", data)]
@@ -82,6 +87,8 @@ def _jsonl_rows(text: str, path: Path, whole_error: json.JSONDecodeError) -> lis
                     f"{whole_error.lineno} column {whole_error.colno}"
                 ) from None
             raise PredictionsError(f"{path}: line {number} is not JSON: {exc.msg}") from None
+        except RecursionError:
+            raise PredictionsError(f"{path}: line {number}: {TOO_DEEP}") from None
     return rows
 
 

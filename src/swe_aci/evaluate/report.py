@@ -16,7 +16,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ValidationError
 
-from swe_aci.evaluate.grading import Grade
+from swe_aci.evaluate.grading import Grade, GradingMode
+from swe_aci.evaluate.integrity import Integrity
 from swe_aci.records import REPORT_FILE, write_json_atomic, write_text_atomic
 
 Outcome = Literal["resolved", "unresolved", "patch_failed", "timeout", "error"]
@@ -41,6 +42,9 @@ class InstanceReport(BaseModel):
     tests_status: Grade | None = None
     test_exit_code: int | None = None
     timings: dict[str, float] = {}
+    grading: GradingMode = "lenient"
+    strict: bool = False
+    integrity: Integrity = Integrity()
 
     @property
     def resolved(self) -> bool:
@@ -117,23 +121,32 @@ def run_report(
     submitted_ids: Iterable[str],
     empty_patch_ids: Iterable[str],
     reports: dict[str, InstanceReport],
+    *,
+    grading: GradingMode = "lenient",
+    strict: bool = False,
 ) -> dict[str, Any]:
-    """The run's report.json: SWE-bench's schema-2 keys, then ours.
+    """The run's report.json: SWE-bench's schema-2 keys with SWE-bench's meaning, then ours.
 
-    Unlike SWE-bench, empty predictions are evaluated too (their tests must fail at the base), so
-    they count as completed; they are also listed in `empty_patch_ids`.
+    As in SWE-bench, an empty prediction is in `empty_patch_ids` only: not completed, resolved or
+    unresolved. We grade it all the same (its tests must fail at the base); that outcome is under
+    our own key, `empty_patch_outcomes`. `integrity_flagged_ids`
+    are the instances whose prediction changes files that can change how the tests run (see
+    `integrity.py`); `resolved_with_integrity_flags` counts the resolved ones among them (none with
+    `strict`, which grades them unresolved: `strict_unresolved_ids`).
     """
     all_ids = sorted(instance_ids)
     submitted = sorted(set(submitted_ids) & set(all_ids))
+    empty = sorted(set(empty_patch_ids) & set(all_ids))
+    graded = {i: report for i, report in reports.items() if i not in set(empty)}
     by_outcome: dict[str, list[str]] = {}
-    for instance_id in sorted(reports):
-        by_outcome.setdefault(reports[instance_id].outcome, []).append(instance_id)
-    completed = sorted(i for i, report in reports.items() if report.completed)
+    for instance_id in sorted(graded):
+        by_outcome.setdefault(graded[instance_id].outcome, []).append(instance_id)
+    completed = sorted(i for i, report in graded.items() if report.completed)
     resolved = by_outcome.get("resolved", [])
     unresolved = sorted(set(completed) - set(resolved))
     errors = by_outcome.get("error", [])
-    incomplete = sorted(set(all_ids) - set(completed) - set(errors))
-    empty = sorted(set(empty_patch_ids) & set(all_ids))
+    incomplete = sorted(set(all_ids) - set(completed) - set(errors) - set(empty))
+    flagged = sorted(i for i, report in reports.items() if report.integrity.is_flagged)
     return {
         "total_instances": len(all_ids),
         "submitted_instances": len(submitted),
@@ -152,12 +165,21 @@ def run_report(
         "schema_version": 2,
         "patch_failed_ids": by_outcome.get("patch_failed", []),
         "timeout_ids": by_outcome.get("timeout", []),
+        "grading": grading,
+        "strict": strict,
+        "integrity_flagged_ids": flagged,
+        "resolved_with_integrity_flags": len(set(flagged) & set(resolved)),
+        "strict_unresolved_ids": sorted(
+            i for i, report in reports.items() if report.integrity.strict_unresolved
+        ),
+        "empty_patch_outcomes": {i: reports[i].outcome for i in empty if i in reports},
         "instances": {
             instance_id: {
                 "outcome": report.outcome,
                 "message": report.message,
                 **report.counts(),
                 "timings": report.timings,
+                "integrity_flags": len(report.integrity.flagged),
             }
             for instance_id, report in sorted(reports.items())
         },

@@ -26,7 +26,7 @@ from swe_aci.models.base import (
 from swe_aci.models.config import AnthropicConfig
 from swe_aci.models.credentials import resolve_api_key, resolve_base_url
 from swe_aci.models.pricing import Pricing
-from swe_aci.models.retry import RetryableError, classify_sdk_error, with_retries
+from swe_aci.models.retry import Deadline, RetryableError, classify_sdk_error, with_retries
 from swe_aci.models.tools import anthropic_tools, calls_of
 
 LEGACY_API_VERSION = "2023-06-01"
@@ -67,9 +67,20 @@ class AnthropicModel:
                 "/".join(ignored),
             )
 
-    def query(self, messages: list[Message], tools: list[ToolSpec] | None = None) -> ModelReply:
+    def query(
+        self,
+        messages: list[Message],
+        tools: list[ToolSpec] | None = None,
+        timeout: float | None = None,
+    ) -> ModelReply:
         request = self.request(messages, tools)
-        return with_retries(lambda: self.send(request), self.config.retry, self.name)
+        deadline = Deadline(timeout, self.config.timeout, self.name)
+        return with_retries(
+            lambda: self.send({**request, "timeout": deadline.attempt()}),
+            self.config.retry,
+            self.name,
+            deadline=deadline,
+        )
 
     def request(self, messages: list[Message], tools: list[ToolSpec] | None) -> dict[str, Any]:
         """The keyword arguments of `messages.create` for this conversation."""

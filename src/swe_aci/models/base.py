@@ -104,8 +104,15 @@ class Model(Protocol):
 
     name: str
 
-    def query(self, messages: list[Message], tools: list[ToolSpec] | None = None) -> ModelReply:
-        """Answer `messages`; `tools` are offered as callable functions when given."""
+    def query(
+        self,
+        messages: list[Message],
+        tools: list[ToolSpec] | None = None,
+        timeout: float | None = None,
+    ) -> ModelReply:
+        """Answer `messages`; `tools` are offered as callable functions when given. `timeout`
+        bounds the whole call, retries included (None: the backend's own per-request timeout);
+        backends that answer at once (scripted, replay) ignore it."""
         ...
 
 

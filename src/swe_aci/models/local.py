@@ -25,6 +25,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -180,13 +181,20 @@ class _SharedServers:
         self.lock = threading.Lock()
         self.servers: dict[str, tuple[LocalServer, int]] = {}
 
-    def acquire(self, options: dict[str, Any], startup_timeout: float) -> LocalServer:
+    def acquire(
+        self, options: dict[str, Any], startup_timeout: float, say: Callable[[str], None]
+    ) -> LocalServer:
+        """The running server for `options`, started (and `say` told so) when there is none."""
         key = json.dumps(options, sort_keys=True)
         with self.lock:
             server, count = self.servers.get(key, (None, 0))
             if server is None or not server.alive():
+                model = Path(options["model"])
+                say(f"loading the model {model} ({file_size(model)}) into llama.cpp...")
+                started = time.monotonic()
                 server = LocalServer(options, startup_timeout)
                 server.start()
+                say(f"model loaded in {time.monotonic() - started:.1f} s")
                 count = 0
             self.servers[key] = (server, count + 1)
             return server
@@ -219,7 +227,9 @@ class LocalModel:
         self.model_path = fetch_model(reference, progress=_stderr)
         alias = self.model_path.stem if is_path(reference) else reference
         self.server: LocalServer | None = SHARED.acquire(
-            server_options(config.local, self.model_path, alias), config.local.startup_timeout
+            server_options(config.local, self.model_path, alias),
+            config.local.startup_timeout,
+            say=_stderr,
         )
         try:
             inner = backend_config(config, self.server, alias, grammar)
@@ -229,14 +239,19 @@ class LocalModel:
             self.close()
             raise
 
-    def query(self, messages: list[Message], tools: list[ToolSpec] | None = None) -> ModelReply:
+    def query(
+        self,
+        messages: list[Message],
+        tools: list[ToolSpec] | None = None,
+        timeout: float | None = None,
+    ) -> ModelReply:
         if self.server is None:
             raise ModelAPIError(f"{self.name}: the model was closed")
         if not self.server.alive():
             raise ModelAPIError(
                 f"{self.name}: the local model server died: {self.server.log_tail()}"
             )
-        return self.backend.query(messages, tools)
+        return self.backend.query(messages, tools, timeout)
 
     def close(self) -> None:
         if self.server is not None:
@@ -274,6 +289,14 @@ def backend_config(
         grammar=grammar,
         extra_body={"cache_prompt": True, **config.extra_body},
     )
+
+
+def file_size(path: Path) -> str:
+    try:
+        size = path.stat().st_size
+    except OSError:
+        return "size unknown"
+    return f"{size / 1e9:.2f} GB" if size >= 1e8 else f"{size / 1e6:.1f} MB"
 
 
 def _stderr(message: str) -> None:

@@ -23,7 +23,7 @@ from swe_aci.models.base import (
 from swe_aci.models.config import OpenAIConfig
 from swe_aci.models.credentials import resolve_api_key, resolve_base_url
 from swe_aci.models.pricing import Pricing
-from swe_aci.models.retry import RetryableError, classify_sdk_error, with_retries
+from swe_aci.models.retry import Deadline, RetryableError, classify_sdk_error, with_retries
 from swe_aci.models.tools import calls_of, openai_call, openai_tools, parse_arguments
 
 WIRE_KEYS = ("role", "content", "name", "tool_call_id")
@@ -49,9 +49,20 @@ class OpenAICompatModel:
             max_retries=0,
         )
 
-    def query(self, messages: list[Message], tools: list[ToolSpec] | None = None) -> ModelReply:
+    def query(
+        self,
+        messages: list[Message],
+        tools: list[ToolSpec] | None = None,
+        timeout: float | None = None,
+    ) -> ModelReply:
         request = self.request(messages, tools)
-        return with_retries(lambda: self.send(request, messages), self.config.retry, self.name)
+        deadline = Deadline(timeout, self.config.timeout, self.name)
+        return with_retries(
+            lambda: self.send({**request, "timeout": deadline.attempt()}, messages),
+            self.config.retry,
+            self.name,
+            deadline=deadline,
+        )
 
     def request(self, messages: list[Message], tools: list[ToolSpec] | None) -> dict[str, Any]:
         """The keyword arguments of `chat.completions.create` for this conversation."""

@@ -40,13 +40,37 @@ class RetryableError(ModelError):
         self.retry_after = retry_after
 
 
+class Deadline:
+    """The time a model call may take, retries included: each attempt's timeout is the backend's
+    own (`per_request`) or the time left, whichever is shorter. `total=None`: no overall bound."""
+
+    def __init__(self, total: float | None, per_request: float, what: str) -> None:
+        self.ends = None if total is None else time.monotonic() + total
+        self.per_request = per_request
+        self.what = what
+
+    def left(self) -> float | None:
+        return None if self.ends is None else self.ends - time.monotonic()
+
+    def attempt(self) -> float:
+        """The timeout of the next attempt; ModelAPIError when no time is left."""
+        left = self.left()
+        if left is None:
+            return self.per_request
+        if left <= 0:
+            raise ModelAPIError(f"{self.what}: no time left for the call")
+        return min(self.per_request, left)
+
+
 def with_retries(
     call: Callable[[], T],
     config: RetryConfig,
     what: str,
     sleep: Callable[[float], None] = time.sleep,
+    deadline: Deadline | None = None,
 ) -> T:
-    """Run `call`, retrying RetryableError as `config` allows; `what` names the call in messages."""
+    """Run `call`, retrying RetryableError as `config` allows (and, with a `deadline`, while a
+    wait leaves time for another attempt); `what` names the call in messages."""
     waited = 0.0
     for attempt in range(1, config.max_attempts + 1):
         try:
@@ -62,6 +86,9 @@ def with_retries(
                 raise ModelAPIError(
                     f"{what}: {error} (gave up after {attempt} attempts and {waited:.1f}s of waiting)"
                 ) from None
+            left = deadline.left() if deadline is not None else None
+            if left is not None and wait >= left:
+                raise ModelAPIError(f"{what}: {error} (no time left for a retry)") from None
             logger.warning("%s: %s; retry %d in %.2fs", what, error, attempt, wait)
             sleep(wait)
             waited += wait

@@ -35,7 +35,12 @@ class ScriptedModel:
         self.pricing = pricing or Pricing()
         self.recorded_exit = recorded_exit
 
-    def query(self, messages: list[Message], tools: list[ToolSpec] | None = None) -> ModelReply:
+    def query(
+        self,
+        messages: list[Message],
+        tools: list[ToolSpec] | None = None,
+        timeout: float | None = None,
+    ) -> ModelReply:
         if self.position >= len(self.replies):
             raise RepliesExhausted(f"{self.name} model has no more replies", self.recorded_exit)
         content = self.replies[self.position]

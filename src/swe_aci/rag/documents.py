@@ -6,13 +6,13 @@ Only regular files of the base tree count (no symlinks, no submodules), each at 
 
 from __future__ import annotations
 
-import itertools
 import posixpath
 import re
 import shlex
 from dataclasses import dataclass
 
 from swe_aci.env.base import Environment, SandboxError
+from swe_aci.env.diff import file_headers
 
 LISTING_FILE = ".git/swe-aci-rag-listing"
 BINARY_PROBE_BYTES = 8192
@@ -67,23 +67,8 @@ def is_test_path(path: str) -> bool:
 
 
 def patched_files(patch: str) -> list[str]:
-    """The existing files a unified diff changes, in order (new files have no base version).
-
-    A file header is a `--- ` line directly followed by a `+++ ` line; a removed line that starts
-    with `-- ` inside a hunk is not one.
-    """
-    lines = patch.splitlines()
-    files: list[str] = []
-    for line, following in itertools.pairwise(lines):
-        if not (line.startswith("--- ") and following.startswith("+++ ")):
-            continue
-        name = line[4:].split("\t")[0].strip()
-        if name == "/dev/null":
-            continue
-        path = name[2:] if name.startswith(("a/", "b/")) else name
-        if path not in files:
-            files.append(path)
-    return files
+    """The existing files a unified diff changes, in order (new files have no base version)."""
+    return list(dict.fromkeys(header.old for header in file_headers(patch) if header.old))
 
 
 class BaseTree:

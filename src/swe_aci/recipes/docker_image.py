@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from swe_aci.env.cleanup import PREFIX, pid_alive, sweep_stale_dirs
+from swe_aci.env.docker import BASE_IMAGE
 from swe_aci.recipes.cache import BuildLog, locked, recipe_hash, tree_name
 from swe_aci.recipes.errors import RecipeError
 from swe_aci.recipes.interpreter import Interpreter
@@ -27,7 +28,6 @@ from swe_aci.recipes.sdist import ca_bundle, index_url
 from swe_aci.recipes.tree import build_base_tree, sweep_orphan_builds
 from swe_aci.tasks import Task
 
-BASE_IMAGE = "swe-aci/base:bookworm"
 REPO_DIR = "/testbed"
 VENV = "/opt/venv"
 COMMIT_LABEL = "swe-aci.base-commit"

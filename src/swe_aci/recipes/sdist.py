@@ -18,6 +18,7 @@ import tarfile
 import tempfile
 from html.parser import HTMLParser
 from pathlib import Path
+from typing import Any
 from urllib.parse import urldefrag, urljoin
 
 from swe_aci.recipes.errors import RecipeError
@@ -133,6 +134,16 @@ def file_sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
+def safe_tarfile() -> Any:
+    """The standard tarfile where it has extraction filters (Python >= 3.11.4), else its
+    backport (Debian 12's Python is 3.11.2): the `data` filter is what keeps members inside."""
+    if hasattr(tarfile, "data_filter"):
+        return tarfile
+    import backports.tarfile
+
+    return backports.tarfile
+
+
 def unpack_sdist(archive: Path, dest: Path) -> None:
     """Unpack into `dest` (which must not exist) the sdist's single top directory's contents.
 
@@ -140,7 +151,7 @@ def unpack_sdist(archive: Path, dest: Path) -> None:
     refused (tarfile's `data` filter)."""
     with tempfile.TemporaryDirectory(dir=dest.parent, prefix=".unpack-") as scratch:
         try:
-            with tarfile.open(archive, "r:gz") as tar:
+            with safe_tarfile().open(archive, "r:gz") as tar:
                 tar.extractall(scratch, filter="data")
         except (tarfile.TarError, OSError) as error:
             raise RecipeError(f"cannot unpack {archive.name}: {error}") from None

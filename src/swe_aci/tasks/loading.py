@@ -19,6 +19,8 @@ from pydantic import ValidationError
 
 from swe_aci.tasks.models import Task
 
+TOO_DEEP = "nested too deeply to read (a task row is a flat object)"
+
 
 class TaskFileError(Exception):
     """The task file (or a selection option) cannot be used; the message is one line."""
@@ -155,6 +157,8 @@ def read_rows(file: Path) -> tuple[list[tuple[str, Any]], str]:
         except json.JSONDecodeError as error:
             if suffix == ".json":
                 raise TaskFileError(f"task file {file}: invalid JSON: {error}") from None
+        except RecursionError:
+            raise TaskFileError(f"task file {file}: {TOO_DEEP}") from None
     if text.lstrip().startswith("{"):
         return read_jsonl(file, text), digest
     return as_list(file, load_yaml(file, text)), digest
@@ -169,6 +173,8 @@ def read_jsonl(file: Path, text: str) -> list[tuple[str, Any]]:
             rows.append((f"line {number}", json.loads(line)))
         except json.JSONDecodeError as error:
             rows.append((f"line {number}", InvalidLine(f"invalid JSON: {error.msg}")))
+        except RecursionError:
+            rows.append((f"line {number}", InvalidLine(TOO_DEEP)))
     return rows
 
 
@@ -186,6 +192,8 @@ def load_yaml(file: Path, text: str) -> Any:
         mark = getattr(error, "problem_mark", None)
         line = f" line {mark.line + 1}" if mark is not None else ""
         raise TaskFileError(f"task file {file}: invalid YAML{line}") from None
+    except RecursionError:
+        raise TaskFileError(f"task file {file}: {TOO_DEEP}") from None
 
 
 def as_list(file: Path, data: Any) -> list[tuple[str, Any]]:

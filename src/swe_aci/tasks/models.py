@@ -92,7 +92,7 @@ class Task(BaseModel):
         if isinstance(value, str):
             try:
                 return json.loads(value) if value.strip() else []
-            except json.JSONDecodeError:
+            except (json.JSONDecodeError, RecursionError):
                 raise ValueError("not a list of test ids nor a JSON string of one") from None
         return value
 

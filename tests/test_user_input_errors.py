@@ -1,0 +1,132 @@
+"""Inputs a user gets wrong end in one line and a non-zero exit, never a traceback (issue 15):
+task and prediction files nested too deeply to read, instance ids too long to name files,
+`evaluate gold` beside a directory named gold. Each through the real `swe-aci` process."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from batch_helpers import generated_task_file, scripted_overrides
+
+LONG_ID = "x" * 300
+DEEP = "[" * 100_000 + "]" * 100_000
+
+
+def swe_aci(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {key: value for key, value in os.environ.items() if not key.endswith("_API_KEY")}
+    env.update(NO_COLOR="1", COLUMNS="200", SWE_ACI_CACHE=str(cwd / "cache"))
+    return subprocess.run(
+        [sys.executable, "-m", "swe_aci", *map(str, args)],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def assert_one_line_error(result: subprocess.CompletedProcess[str], fragment: str) -> None:
+    assert result.returncode == 2, (result.stdout, result.stderr)
+    assert "Traceback" not in result.stdout + result.stderr
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and fragment in lines[0], lines
+
+
+def test_deeply_nested_task_and_prediction_files_are_one_line(tmp_path: Path) -> None:
+    tasks = generated_task_file(tmp_path, 1)
+    for name in ("deep.json", "deep.jsonl", "deep.yaml"):
+        (tmp_path / name).write_text(DEEP if name != "deep.jsonl" else "{}\n" + DEEP + "\n")
+    assert_one_line_error(
+        swe_aci("evaluate", "gold", "--instances", "deep.json", cwd=tmp_path), "nested too deeply"
+    )
+    assert_one_line_error(
+        swe_aci("evaluate", "gold", "--instances", "deep.yaml", cwd=tmp_path), "nested too deeply"
+    )
+    for predictions in ("deep.json", "deep.jsonl"):
+        result = swe_aci("evaluate", predictions, "--instances", tasks, cwd=tmp_path)
+        assert_one_line_error(result, "nested too deeply")
+    # a JSONL task file: that row is reported and skipped, the others are read
+    jsonl = tmp_path / "tasks-deep.jsonl"
+    jsonl.write_text(tasks.read_text() + DEEP + "\n")
+    result = swe_aci(
+        "batch",
+        "--instances",
+        jsonl,
+        "--env",
+        "local",
+        "--output-dir",
+        "o",
+        "--slice",
+        "0:0",
+        cwd=tmp_path,
+    )
+    assert "Traceback" not in result.stderr and "nested too deeply" in result.stderr
+
+
+def test_an_instance_id_too_long_to_name_files_is_a_bad_row(tmp_path: Path) -> None:
+    tasks = generated_task_file(tmp_path, 2)
+    rows = [json.loads(line) for line in tasks.read_text().splitlines()]
+    rows[1]["instance_id"] = LONG_ID
+    tasks.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    settings = [arg for override in scripted_overrides() for arg in ("--set", override)]
+    run = swe_aci(
+        "run", "--instance", f"{tasks}:{LONG_ID}", "--env", "local", *settings, cwd=tmp_path
+    )
+    assert_one_line_error(run, "at most 128 characters")
+    batch = swe_aci(
+        "batch",
+        "--instances",
+        tasks,
+        "--env",
+        "local",
+        "--output-dir",
+        "out",
+        *settings,
+        cwd=tmp_path,
+    )
+    assert batch.returncode == 0, batch.stderr
+    assert "Traceback" not in batch.stderr and "at most 128 characters" in batch.stderr
+    results = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert list(results) == ["demo__calc-0"]
+    assert_one_line_error(
+        swe_aci(
+            "run",
+            "--repo",
+            "projects/p0",
+            "--issue",
+            "x",
+            "--instance-id",
+            LONG_ID,
+            *settings,
+            cwd=tmp_path,
+        ),
+        "at most 128",
+    )
+
+
+def test_evaluate_gold_is_the_keyword_even_beside_a_directory_named_gold(tmp_path: Path) -> None:
+    tasks = generated_task_file(tmp_path, 1)
+    (tmp_path / "gold").mkdir()
+    result = swe_aci("evaluate", "gold", "--instances", tasks, "--env", "local", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert json.loads((tmp_path / "evaluation" / "report.json").read_text())["submitted_ids"]
+    # the way to name a file called gold
+    (tmp_path / "gold").rmdir()
+    (tmp_path / "gold").write_text(json.dumps({"demo__calc-0": {"model_patch": ""}}))
+    named = swe_aci(
+        "evaluate",
+        "./gold",
+        "--instances",
+        tasks,
+        "--env",
+        "local",
+        "--output-dir",
+        "e2",
+        cwd=tmp_path,
+    )
+    assert named.returncode == 0, named.stderr
+    assert json.loads((tmp_path / "e2" / "report.json").read_text())["empty_patch_ids"]
