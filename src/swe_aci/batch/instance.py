@@ -11,15 +11,12 @@ from pathlib import Path
 from swe_aci.aci.edits import editing_commands, is_edit, is_rejected_edit
 from swe_aci.agent.exits import EXIT_REASONS
 from swe_aci.agent.loop import StepRecord
-from swe_aci.batch.outputs import InstanceResult
+from swe_aci.batch.outputs import ENVIRONMENT_ERROR, EXCEPTION_ERROR, InstanceResult
 from swe_aci.env.base import SandboxError
 from swe_aci.episode import EpisodeConfig, run_episode
 from swe_aci.tasks import Task
 
 logger = logging.getLogger("swe_aci.batch")
-
-ENVIRONMENT_ERROR = "error_environment"
-EXCEPTION_ERROR = "error_exception"
 
 
 class StopRequested(BaseException):
