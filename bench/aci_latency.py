@@ -39,7 +39,7 @@ from rich.table import Table
 
 from swe_aci.aci import ACI, ACIConfig
 from swe_aci.env.base import Environment, SandboxError
-from swe_aci.env.config import EnvConfig
+from swe_aci.env.config import EnvConfig, Workspace
 from swe_aci.env.factory import make_environment
 from swe_aci.env.local import LocalEnvironment
 
@@ -124,7 +124,7 @@ def bench_backend(
     environments: list[Environment] = []
 
     def start() -> None:
-        environments.append(make_environment(config, str(repo)))
+        environments.append(make_environment(Workspace(config, str(repo))))
 
     try:
         record("session start (clone + shell)", timed(start, starts))

@@ -33,7 +33,7 @@ from swe_aci.batch.outputs import BatchOutputs  # noqa: E402
 from swe_aci.batch.runner import BatchOptions, BatchRunner  # noqa: E402
 from swe_aci.env.config import EnvConfig  # noqa: E402
 from swe_aci.episode import load_config  # noqa: E402
-from swe_aci.recipes import task_environment  # noqa: E402
+from swe_aci.recipes import task_workspace  # noqa: E402
 from swe_aci.tasks import Task, load_tasks  # noqa: E402
 
 GIT = ["git", "-c", "user.name=bench", "-c", "user.email=bench@localhost"]
@@ -101,7 +101,7 @@ def build_times(root: Path, backend: str, install: list[str] | None) -> tuple[fl
     times = []
     for _ in range(2):
         started = time.perf_counter()
-        prepared = task_environment(task, EnvConfig(backend=backend), cache_dir=cache)  # type: ignore[arg-type]
+        prepared = task_workspace(task, EnvConfig(backend=backend), cache_dir=cache)  # type: ignore[arg-type]
         times.append(time.perf_counter() - started)
     if (
         backend == "docker"
@@ -125,7 +125,7 @@ def main() -> None:
         cache = root / "cache"
         tasks = load_tasks(make_task_file(root / "set", args.instances)).tasks
         for task in tasks:  # environments ready before timing the scheduler
-            task_environment(task, EnvConfig(backend=args.backend), cache_dir=cache)  # type: ignore[arg-type]
+            task_workspace(task, EnvConfig(backend=args.backend), cache_dir=cache)  # type: ignore[arg-type]
         if "ray" in executors:
             import ray
 

@@ -41,13 +41,13 @@ def make_repo(root: Path) -> Path:
 
 
 def run_case(backend: str, case: str) -> dict[str, object]:
-    from swe_aci.env import EnvConfig, make_environment
+    from swe_aci.env import EnvConfig, Workspace, make_environment
 
     with tempfile.TemporaryDirectory(prefix="bench-env-") as scratch:
         repo = make_repo(Path(scratch))
         config = EnvConfig(backend=backend, image="swe-aci/base:bookworm")
         started = time.monotonic()
-        env = make_environment(config, str(repo))
+        env = make_environment(Workspace(config, str(repo)))
         result: dict[str, object] = {"backend": backend, "case": case}
         try:
             if case == "setup":

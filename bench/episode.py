@@ -83,7 +83,8 @@ def harness_overhead(backend: str) -> float:
     write), minus the step's own execution time; sandbox start and teardown are excluded.
     """
     from swe_aci.cli.common import resolved_repo
-    from swe_aci.episode import RepoSource, load_config, run_episode
+    from swe_aci.env.config import Workspace
+    from swe_aci.episode import load_config, run_episode
 
     overrides = [f"env.backend={backend}", f"env.image={IMAGE}", "model.name=scripted"]
     config = load_config(None, [*overrides, f"model.script={json.dumps(REPLIES)}"])
@@ -91,7 +92,7 @@ def harness_overhead(backend: str) -> float:
     with tempfile.TemporaryDirectory() as scratch, resolved_repo(str(EXAMPLE), True) as repo:
         result = run_episode(
             config,
-            RepoSource(repo),
+            Workspace(config.env, repo),
             ISSUE.read_text(),
             instance_id="bench",
             output_dir=Path(scratch),

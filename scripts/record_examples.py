@@ -23,7 +23,8 @@ import yaml
 from swe_aci.agent.demonstrations import demonstration_from
 from swe_aci.agent.trajectory import load_trajectory
 from swe_aci.cli.common import read_issue, resolved_repo
-from swe_aci.episode import RepoSource, load_config, run_episode
+from swe_aci.env.config import Workspace
+from swe_aci.episode import load_config, run_episode
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
@@ -65,7 +66,11 @@ def record(project: str, issue: str, replies: str, output: str, config_path: Pat
         resolved_repo(str(EXAMPLES / project), True) as repo,
     ):
         result = run_episode(
-            config, RepoSource(repo), problem, instance_id=instance_id, output_dir=Path(scratch)
+            config,
+            Workspace(config.env, repo),
+            problem,
+            instance_id=instance_id,
+            output_dir=Path(scratch),
         )
         if result.exit_status != "submitted":
             sys.exit(f"{project}: the recording ended with {result.exit_status}, not submitted")

@@ -12,7 +12,7 @@ import yaml
 from pydantic import ValidationError
 
 from fixtures.aci.support import Session, run, sessions
-from swe_aci.aci import ACI, ACIConfig, ActionProblem
+from swe_aci.aci import ACI, ACIConfig, ActionProblem, CheckedAction
 from swe_aci.agent.loop import Agent
 from swe_aci.agent.trajectory import load_trajectory
 from swe_aci.env.local import LocalEnvironment
@@ -136,7 +136,8 @@ def test_no_search_has_no_search_commands_and_refuses_them(
     aci = session({"a.txt": "a\n"}, **ablation("no_search").aci.model_dump())
     for name in SEARCH_COMMANDS:
         problem = aci.check(f"{name} add")
-        assert problem is not None and problem.kind == "blocked" and f"'{name}'" in problem.message
+        assert isinstance(problem, ActionProblem)
+        assert problem.kind == "blocked" and f"'{name}'" in problem.message
 
 
 def test_iterative_search_moves_through_the_matches(session: Session) -> None:
@@ -234,4 +235,4 @@ def test_the_demonstration_uses_only_the_ablations_commands(path: Path, session:
     aci = session({"a.txt": "a\n"}, **config.aci.model_dump())
     for demonstration in config.agent.demonstrations:
         for step in load_trajectory(demonstration)["trajectory"]:
-            assert aci.check(step["action"].strip()) is None, step["action"]
+            assert isinstance(aci.check(step["action"].strip()), CheckedAction), step["action"]

@@ -11,7 +11,7 @@ import pytest
 from fixtures.aci.support import run
 from swe_aci.aci import ACI, ACIConfig
 from swe_aci.env.bwrap import bwrap_problem
-from swe_aci.env.config import EnvConfig
+from swe_aci.env.config import EnvConfig, Workspace
 from swe_aci.env.factory import make_environment
 
 FILES: dict[str, str | bytes] = {
@@ -61,7 +61,7 @@ def transcript(
     backend: str, repo: Path, actions: list[str] = ACTIONS, aci_config: ACIConfig | None = None
 ) -> tuple[list[str], str]:
     config = EnvConfig(backend=backend, image="swe-aci/base:bookworm")
-    env = make_environment(config, str(repo))
+    env = make_environment(Workspace(config, str(repo)))
     try:
         aci = ACI(env, aci_config)
         outputs = [run(aci, action) for action in actions]

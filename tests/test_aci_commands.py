@@ -9,8 +9,9 @@ import pytest
 from pydantic import ValidationError
 
 from fixtures.aci.support import Session, sessions
-from swe_aci.aci import ACIConfig
+from swe_aci.aci import ACIConfig, ActionProblem, CheckedAction
 from swe_aci.aci.commands import BY_NAME, COMMANDS, DEFAULT_COMMANDS, Command
+from swe_aci.aci.parsing import CommandStep
 from swe_aci.agent.parsing import command_text, tool_spec
 
 SAMPLE_VALUES = {"integer": 3, "string": "x.py", "text": "a\nb\n"}
@@ -56,8 +57,10 @@ def test_each_declaration_feeds_docs_schema_and_check(session: Session, command:
     # a function call with every argument becomes an action that the check accepts as this command
     action = command_text(doc, {a.name: SAMPLE_VALUES[a.type] for a in doc.arguments})
     assert action.split()[0] == command.name
-    assert aci.check(action) is None
+    checked = aci.check(action)
+    assert isinstance(checked, CheckedAction)
+    assert [step.name for step in checked.steps if isinstance(step, CommandStep)] == [command.name]
     # one argument more than the signature has is refused with the command's usage
     first_line, _, rest = action.partition("\n")
     problem = aci.check("\n".join(filter(None, [f"{first_line} extra", rest])))
-    assert problem is not None and f"`{command.syntax.usage}`" in problem.message
+    assert isinstance(problem, ActionProblem) and f"`{command.syntax.usage}`" in problem.message

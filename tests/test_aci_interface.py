@@ -11,7 +11,7 @@ import pytest
 from pydantic import ValidationError
 
 from fixtures.aci.support import Session, run, sessions
-from swe_aci.aci import ACIConfig, ActionProblem
+from swe_aci.aci import ACIConfig, ActionProblem, CheckedAction
 
 BLOCKED = "Interactive operation '{}' is not supported by this environment"
 MISUSE = (
@@ -146,7 +146,7 @@ def test_interactive_programs_are_refused(session: Session, action: str, entry: 
     ],
 )
 def test_ordinary_commands_pass_the_check(session: Session, action: str) -> None:
-    assert session({"a.txt": "a\n"}).check(action) is None
+    assert isinstance(session({"a.txt": "a\n"}).check(action), CheckedAction)
 
 
 @pytest.mark.parametrize(
@@ -161,7 +161,8 @@ def test_ordinary_commands_pass_the_check(session: Session, action: str) -> None
 def test_malformed_forms_are_format_problems(session: Session, action: str, fragment: str) -> None:
     aci = session({"a.txt": "a\n"})
     problem = aci.check(action)
-    assert problem is not None and problem.kind == "format" and fragment in problem.message
+    assert isinstance(problem, ActionProblem)
+    assert problem.kind == "format" and fragment in problem.message
     assert fragment in aci.execute(action).output
 
 
@@ -231,7 +232,7 @@ def test_aci_commands_misused_as_shell_programs_are_refused(
     ],
 )
 def test_aci_command_names_as_plain_words_are_fine(session: Session, action: str) -> None:
-    assert session({"a.txt": "a\n"}).check(action) is None
+    assert isinstance(session({"a.txt": "a\n"}).check(action), CheckedAction)
 
 
 def test_shell_state_persists_and_heredocs_are_shell_text(session: Session) -> None:

@@ -5,10 +5,11 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from swe_aci.aci import ACI, ACIConfig
+from swe_aci.aci import ACI, ACIConfig, checking
 from swe_aci.agent.config import AgentConfig
 from swe_aci.agent.loop import Agent, EpisodeResult, StepRecord
 from swe_aci.agent.trajectory import TrajectoryError, load_trajectory
@@ -187,6 +188,29 @@ def test_blocked_command_requery(session: Session) -> None:
         "Interactive operation 'vim' is not supported by this environment"
     )
     assert "vim calc.py" not in json.dumps(session.trajectory()["history"])
+
+
+def test_each_reply_is_split_and_checked_once(
+    session: Session, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The loop executes the steps the ACI's check returned: one split per reply, the refused
+    one included, none again at execution."""
+    split = checking.split_action
+    actions: list[str] = []
+
+    def counted(action: str, syntax: Any) -> Any:
+        actions.append(action)
+        return split(action, syntax)
+
+    monkeypatch.setattr(checking, "split_action", counted)
+    result = session.run(ScriptedModel([act("vim calc.py"), OPEN, FIX, SUBMIT]))
+    assert result.exit_status == "submitted"
+    assert actions == [
+        "vim calc.py",
+        "open calc.py",
+        "edit 2:2\n    return a + b\nend_of_edit",
+        "submit",
+    ]
 
 
 def test_aci_format_problem_uses_the_format_error_template(session: Session) -> None:

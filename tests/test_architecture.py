@@ -96,3 +96,16 @@ def test_the_help_loads_no_layer_below_the_cli(argv: list[str]) -> None:
     )
     loaded = result.stdout.split("\n")[-2].split()
     assert loaded and all(module.startswith("swe_aci.cli") for module in loaded), loaded
+
+
+def test_one_episode_runs_without_the_batch_layer() -> None:
+    """`run` and `run --instance` open the task's workspace and run the episode themselves."""
+    known = layers.modules()
+    imported = {
+        target
+        for target, _, _ in layers.imported_modules(
+            "swe_aci.cli.run", known["swe_aci.cli.run"], known
+        )
+    }
+    assert "swe_aci.recipes" in imported and "swe_aci.episode" in imported
+    assert not {module for module in imported if layers.layer_of(module) == "batch"}

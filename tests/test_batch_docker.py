@@ -14,7 +14,7 @@ from batch_helpers import make_project, recipe_row, scripted_overrides, write_ro
 from env_helpers import skip_unavailable
 from swe_aci.cli import app
 from swe_aci.env import EnvConfig, make_environment
-from swe_aci.recipes import task_environment
+from swe_aci.recipes import task_workspace
 from swe_aci.tasks import load_tasks
 
 pytestmark = pytest.mark.docker
@@ -45,17 +45,17 @@ def docker_tasks(tmp_path: Path) -> Iterator[Path]:
 
 def test_recipe_image_has_the_interpreter_the_install_and_the_base(docker_tasks: Path) -> None:
     task = load_tasks(docker_tasks).tasks[0]
-    prepared = task_environment(
+    prepared = task_workspace(
         task, EnvConfig(backend="docker"), cache_dir=docker_tasks.parent / "cache"
     )
     assert prepared.source is None and prepared.config.repo_in_image == "/testbed"
-    with make_environment(prepared.config, prepared.source, prepared.commit) as env:
+    with make_environment(prepared) as env:
         assert env.base_commit == prepared.commit
         output = env.run("python --version; python -c 'import calc; print(calc.__file__)'").output
         assert "Python 3.9" in output and "/testbed/calc/__init__.py" in output
         assert env.run("git status --porcelain").output.strip() == ""
         assert env.run("ls /testbed/.git/info; cat /testbed/.git/info/exclude").exit_code == 0
-    again = task_environment(
+    again = task_workspace(
         task, EnvConfig(backend="docker"), cache_dir=docker_tasks.parent / "cache"
     )
     assert (again.config.image, again.commit) == (prepared.config.image, prepared.commit)

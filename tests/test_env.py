@@ -20,7 +20,14 @@ from typing import Any
 import pytest
 
 from env_helpers import BACKENDS, DOCKER_IMAGE, FILE_BACKENDS, SANDBOXED, skip_unavailable
-from swe_aci.env import CommandResult, EnvConfig, Environment, SandboxError, make_environment
+from swe_aci.env import (
+    CommandResult,
+    EnvConfig,
+    Environment,
+    SandboxError,
+    Workspace,
+    make_environment,
+)
 from swe_aci.env import bwrap as bwrap_module
 from swe_aci.env.docker import DockerEnvironment
 from swe_aci.env.factory import resolve_backend
@@ -64,7 +71,9 @@ def open_env(backend: str, repo: Path) -> Iterator[OpenEnv]:
         config.setdefault("image", DOCKER_IMAGE)
         name, _, variant = backend.partition("-")
         env_config = EnvConfig(backend=name, **config)
-        env = make_environment(env_config, None if source is None else str(source), commit)
+        env = make_environment(
+            Workspace(env_config, None if source is None else str(source), commit)
+        )
         opened.append(env)
         if variant == "archive":
             ok(env, "mv /usr/bin/base64 /usr/bin/base64.hidden")
@@ -444,14 +453,14 @@ def test_auto_is_bwrap_and_never_falls_back_to_no_sandbox(
     assert "apt-get install bubblewrap" in message and "--env local" in message
     assert resolve_backend(EnvConfig(backend="local")) == "local"
     with pytest.raises(SandboxError, match="needs a repository"):
-        make_environment(EnvConfig(backend="local"), None)
+        make_environment(Workspace(EnvConfig(backend="local")))
 
 
 def test_unreachable_docker_engine_is_one_line(monkeypatch: pytest.MonkeyPatch, repo: Path) -> None:
     pytest.importorskip("docker")
     monkeypatch.setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")
     with pytest.raises(SandboxError, match="Docker engine is not reachable") as error:
-        make_environment(EnvConfig(backend="docker", image=DOCKER_IMAGE), str(repo))
+        make_environment(Workspace(EnvConfig(backend="docker", image=DOCKER_IMAGE), str(repo)))
     assert "\n" not in str(error.value)
 
 
@@ -502,7 +511,7 @@ def test_docker_file_channel_is_replaced_when_it_dies(env: Environment) -> None:
 def test_docker_missing_image_is_one_line(backend: str, repo: Path) -> None:
     config = EnvConfig(backend="docker", image="swe-aci/no-such-image:none")
     with pytest.raises(SandboxError, match="does not exist") as error:
-        make_environment(config, str(repo))
+        make_environment(Workspace(config, str(repo)))
     assert "\n" not in str(error.value)
 
 
@@ -524,7 +533,7 @@ def test_docker_image_without_bash_is_one_line(backend: str, repo: Path) -> None
     try:
         config = EnvConfig(backend="docker", image=name, env_vars={"SWE_ACI_TEST_TAG": tag})
         with pytest.raises(SandboxError, match="bash did not start") as error:
-            make_environment(config, str(repo))
+            make_environment(Workspace(config, str(repo)))
         assert "\n" not in str(error.value) and "not found" in str(error.value)
         assert tagged_containers(tag) == []
     finally:

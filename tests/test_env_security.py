@@ -19,7 +19,7 @@ import pytest
 
 from env_helpers import BACKENDS, DOCKER_IMAGE, SANDBOXED, skip_unavailable
 from swe_aci.aci import ACI
-from swe_aci.env import EnvConfig, Environment, make_environment
+from swe_aci.env import EnvConfig, Environment, Workspace, make_environment
 from swe_aci.env.base import FileTooLargeError, NotARegularFileError, SandboxError
 
 FILES: dict[str, str | bytes] = {"a.txt": "alpha\n", "pkg/mod.py": "x = 1\n"}
@@ -43,7 +43,7 @@ def open_env(backend: str, repo: Path) -> Iterator[OpenEnv]:
 
     def open_(**config: Any) -> Environment:
         config.setdefault("image", DOCKER_IMAGE)
-        env = make_environment(EnvConfig(backend=backend, **config), str(repo))
+        env = make_environment(Workspace(EnvConfig(backend=backend, **config), str(repo)))
         opened.append(env)
         return env
 
@@ -217,6 +217,21 @@ def test_bwrap_shows_only_system_directories(
     assert b"tool ran" in env.read_file(f"{tool}/task-tool")
 
 
+@pytest.mark.parametrize("backend", ["bwrap"], indirect=True)
+def test_files_the_aci_writes_belong_to_the_sandboxs_user(env: Environment) -> None:
+    """swe-aci may run as root while the sandbox runs as nobody: what the host writes for the
+    agent (new files, new directories, in the repository and /tmp) stays the agent's to change."""
+    env.write_file("new/dir/file.py", b"x = 1\n")
+    env.write_file("/tmp/work/notes.txt", b"notes\n")
+    ok(
+        env,
+        "echo 'y = 2' >> new/dir/file.py && touch new/dir/other && echo more >> /tmp/work/notes.txt",
+    )
+    assert env.read_file("new/dir/file.py") == b"x = 1\ny = 2\n"
+    owners = ok(env, "stat -c %u new new/dir new/dir/file.py /tmp/work /tmp/work/notes.txt")
+    assert set(owners.split()) == {ok(env, "id -u").strip()}
+
+
 @pytest.mark.parametrize("backend", ["local", "bwrap"], indirect=True)
 @pytest.mark.parametrize("path", ["/proc/self/status", "/dev/stdin", "/sys/kernel/hostname"])
 def test_host_side_reads_refuse_pseudo_filesystems(env: Environment, path: str) -> None:
@@ -335,6 +350,47 @@ def test_temp_dirs_carry_the_owner_pid_and_stale_ones_are_swept(
         shutil.rmtree(stale, ignore_errors=True)
 
 
+OWNER_SCRIPT = """
+import sys, tempfile, time
+from swe_aci.env import EnvConfig, Workspace, make_environment
+env = make_environment(Workspace(EnvConfig(backend=sys.argv[2]), sys.argv[1]))
+env.run("sleep 4243 >/dev/null 2>&1 &")
+env.run("(setsid sleep 4244 >/dev/null 2>&1 &)")
+print(tempfile.gettempdir(), flush=True)
+time.sleep(60)
+"""
+
+
+@pytest.mark.parametrize("backend", ["local", "bwrap"], indirect=True)
+def test_background_processes_of_a_killed_run_are_swept_with_its_directory(
+    backend: str, repo: Path
+) -> None:
+    from swe_aci.env.cleanup import sweep_stale_dirs
+
+    owner = subprocess.Popen(
+        [sys.executable, "-c", OWNER_SCRIPT, str(repo), backend],
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+    )
+    try:
+        assert owner.stdout is not None
+        parent = owner.stdout.readline().strip()  # where its temporary directory is
+    finally:
+        owner.kill()
+        owner.wait()
+    time.sleep(0.3)
+    if backend == "local":  # bwrap's pid namespace ends with the shell, with the owner
+        assert len(_pids_running("sleep 424")) == 2
+    assert [p for p in Path(parent).glob(f"swe-aci-{owner.pid}-*")], "the run's directory"
+    sweep_stale_dirs(parent)
+    assert not [p for p in Path(parent).glob(f"swe-aci-{owner.pid}-*")]
+    deadline = time.monotonic() + 5
+    while _pids_running("sleep 424") and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _pids_running("sleep 424") == []
+
+
 def test_close_from_a_signal_handler_tears_everything_down(env: Environment) -> None:
     class Stop(Exception):
         pass
@@ -389,6 +445,28 @@ def test_docker_containers_are_labelled_and_stale_ones_swept(open_env: OpenEnv) 
             stale.remove(force=True)
 
 
+@pytest.mark.docker
+@pytest.mark.parametrize("backend", ["docker"], indirect=True)
+def test_docker_keeps_only_the_capabilities_tests_and_pip_need(open_env: OpenEnv) -> None:
+    from swe_aci.env.docker import CONTAINER_CAPABILITIES
+
+    env = open_env(file_size="1m", cpu_seconds=30)
+    status = ok(env, "grep -E '^(Cap|NoNewPrivs)' /proc/self/status")
+    kept = {"CHOWN": 0, "DAC_OVERRIDE": 1, "FOWNER": 3}
+    expected = f"{sum(1 << kept[name] for name in CONTAINER_CAPABILITIES):016x}"
+    fields = dict(line.split(":\t") for line in status.splitlines())
+    assert fields["CapEff"] == fields["CapPrm"] == fields["CapBnd"] == expected
+    assert fields["CapInh"] == fields["CapAmb"] == "0" * 16
+    assert fields["NoNewPrivs"] == "1"
+    assert env.run("mkdir -p /mnt/x && mount -t tmpfs none /mnt/x").exit_code != 0
+    assert env.run("head -c 2000000 /dev/zero > big").exit_code != 0
+    assert int(ok(env, "stat -c %s big")) <= 2**20
+    assert ok(env, "ulimit -t").strip() == "30"
+    # what the container's root still does: work on files of another user, as pip and tests do
+    ok(env, "mkdir other && chown 1234:1234 other && chmod 700 other && touch other/f")
+    ok(env, "chmod 600 other/f && chown 1234 other/f && cat other/f")
+
+
 # -- 8. binary and large files stay out of the patch ---------------------------------------
 
 
@@ -405,6 +483,37 @@ def test_binary_and_large_files_are_left_out_and_listed(open_env: OpenEnv, repo:
     assert "big.txt" not in result.patch and "blob.bin" not in result.patch
     assert "mod.py" not in result.patch and "+beta" in result.patch
     assert env.diff() == result.patch
+    check = subprocess.run(
+        ["git", "apply", "--check", "-"],
+        cwd=repo,
+        input=result.patch,
+        text=True,
+        capture_output=True,
+    )
+    assert check.returncode == 0, check.stderr
+
+
+def test_an_empty_nested_repository_is_left_out_and_the_rest_taken(env: Environment) -> None:
+    ok(env, "echo beta >> a.txt && mkdir sub && git -C sub init -q")
+    ok(env, "mkdir -p pkg/vendored && git -C pkg/vendored init -q && echo x > pkg/vendored/f")
+    result = env.submission()
+    assert "+beta" in result.patch
+    assert "sub" not in result.patch and "vendored" not in result.patch
+    assert [(e.path, e.reason) for e in result.excluded] == [
+        ("pkg/vendored", "nested git repository without commits"),
+        ("sub", "nested git repository without commits"),
+    ]
+
+
+def test_gitattributes_the_agent_writes_do_not_change_the_submission(
+    env: Environment, repo: Path
+) -> None:
+    ok(env, "printf '*.txt working-tree-encoding=UTF-16\\n*.py -diff\\n' > .gitattributes")
+    ok(env, "echo beta >> a.txt && echo 'y = 2' >> pkg/mod.py")
+    result = env.submission()
+    assert result.excluded == ()
+    assert "+beta" in result.patch and "+y = 2" in result.patch
+    assert "Binary files" not in result.patch
     check = subprocess.run(
         ["git", "apply", "--check", "-"],
         cwd=repo,
@@ -472,8 +581,8 @@ def test_bwrap_under_a_virtualenv_runs_its_python_and_tools(
         )
     probe = (
         "import sys\n"
-        "from swe_aci.env import EnvConfig, make_environment\n"
-        f"env = make_environment(EnvConfig(backend='bwrap'), {str(repo)!r})\n"
+        "from swe_aci.env import EnvConfig, Workspace, make_environment\n"
+        f"env = make_environment(Workspace(EnvConfig(backend='bwrap'), {str(repo)!r}))\n"
         "try:\n"
         "    for command in ('command -v python3', 'python -c \"import sys, pytest; print(sys.prefix)\"',\n"
         "                    'touch $(dirname $(command -v python3))/x 2>/dev/null && echo wrote || echo read-only'):\n"

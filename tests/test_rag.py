@@ -12,7 +12,7 @@ import pytest
 
 from conftest import commit_tree
 from swe_aci.env.base import Environment
-from swe_aci.env.config import EnvConfig
+from swe_aci.env.config import EnvConfig, Workspace
 from swe_aci.env.factory import make_environment
 from swe_aci.models.base import estimate_tokens
 from swe_aci.rag.bm25 import RetrievalUnavailable, rank
@@ -61,7 +61,7 @@ diff --git a/calendar_tools/dates.py b/calendar_tools/dates.py
 def library_env(make_repo: Callable[..., Path]) -> Iterator[Environment]:
     repo = make_repo(LIBRARY)
     os.symlink("calendar_tools/dates.py", repo / "link.py")
-    env = make_environment(EnvConfig(backend="local"), str(repo))
+    env = make_environment(Workspace(EnvConfig(backend="local"), str(repo)))
     yield env
     env.close()
 
@@ -90,7 +90,7 @@ def test_committed_symlinks_are_not_documents(make_repo: Callable[..., Path]) ->
     repo = make_repo({"a.py": "x = 1\n"})
     os.symlink(outside / "secret.py", repo / "leak.py")
     commit_tree(repo, {})
-    env = make_environment(EnvConfig(backend="local"), str(repo))
+    env = make_environment(Workspace(EnvConfig(backend="local"), str(repo)))
     try:
         documents = BaseTree(env, 10_000).sources([".py"], include_tests=True)
         assert [document.path for document in documents] == ["a.py"]
@@ -101,7 +101,7 @@ def test_committed_symlinks_are_not_documents(make_repo: Callable[..., Path]) ->
 
 def test_readmes_are_the_root_readme_files(make_repo: Callable[..., Path]) -> None:
     repo = make_repo({"README.rst": "top\n", "docs/README.md": "nested\n", "readme.txt": "t\n"})
-    env = make_environment(EnvConfig(backend="local"), str(repo))
+    env = make_environment(Workspace(EnvConfig(backend="local"), str(repo)))
     try:
         readmes = BaseTree(env, 10_000).readmes()
         assert [document.path for document in readmes] == ["README.rst", "readme.txt"]

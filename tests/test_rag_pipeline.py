@@ -15,9 +15,7 @@ from conftest import commit_tree
 from env_helpers import BACKENDS, DOCKER_IMAGE, skip_unavailable
 from fake_model_server import FakeModelServer, openai_completion, openai_error
 from swe_aci.cli.rag import rag_command
-from swe_aci.env.base import Environment
-from swe_aci.env.config import EnvConfig
-from swe_aci.env.factory import make_environment
+from swe_aci.env.config import EnvConfig, Workspace
 from swe_aci.models.base import ModelConfigError
 from swe_aci.rag.config import RagConfig, load_rag_config
 from swe_aci.rag.run import make_rag_model, run_rag
@@ -57,11 +55,11 @@ def greet_tasks(make_repo: Callable[..., Path], tmp_path: Path) -> Path:
     return path
 
 
-def repository_at_source(task: Task, env_config: EnvConfig) -> Environment:
+def repository_at_source(task: Task, env_config: EnvConfig) -> Workspace:
     """The task's git repository in a local sandbox, without building the recipe's virtualenv
     (which these tests do not need); the slow tests build it."""
     assert task.environment is not None and task.environment.source.path is not None
-    return make_environment(env_config, task.environment.source.path)
+    return Workspace(env_config, task.environment.source.path)
 
 
 def config_with(*replies: str, extra: tuple[str, ...] = ()) -> RagConfig:
@@ -86,7 +84,7 @@ def test_a_valid_diff_becomes_a_prediction_and_no_diff_an_empty_one(
         config,
         make_rag_model(config),
         out,
-        open_env=repository_at_source,
+        find_workspace=repository_at_source,
         on_record=lambda record: seen.append(record.status),
     )
     assert seen == ["applied", "no_diff"]
@@ -115,7 +113,7 @@ def test_oracle_shows_the_gold_files_and_a_bad_diff_is_recorded(
     config = config_with(bad, extra=("retrieval=oracle",))
     out = tmp_path / "out"
     model = make_rag_model(config)
-    predictions = run_rag(tasks, config, model, out, open_env=repository_at_source)
+    predictions = run_rag(tasks, config, model, out, find_workspace=repository_at_source)
     assert predictions["greet-1"].model_patch == ""
     assert predictions["greet-1"].model_name_or_path == "scripted__rag-oracle"
     record = json.loads((out / "records" / "greet-1.json").read_text())
@@ -128,7 +126,7 @@ def test_oracle_without_a_gold_patch_is_recorded(greet_tasks: Path, tmp_path: Pa
     task = load_tasks(greet_tasks).tasks[0].model_copy(update={"patch": None})
     config = config_with("unused", extra=("retrieval=oracle",))
     model = make_rag_model(config)
-    run_rag([task], config, model, tmp_path / "out", open_env=repository_at_source)
+    run_rag([task], config, model, tmp_path / "out", find_workspace=repository_at_source)
     record = json.loads((tmp_path / "out" / "records" / "greet-1.json").read_text())
     assert record["status"] == "no_gold_patch"
 
@@ -162,7 +160,7 @@ def test_one_query_over_http_and_a_failing_api_recorded(
     config = load_rag_config(None, settings)
     out = tmp_path / "out"
     tasks = load_tasks(greet_tasks).tasks
-    run_rag(tasks, config, make_rag_model(config), out, open_env=repository_at_source)
+    run_rag(tasks, config, make_rag_model(config), out, find_workspace=repository_at_source)
     sent = fake_server.requests[0].body["messages"]
     assert [message["role"] for message in sent] == ["system", "user"]
     assert ISSUE in sent[1]["content"]

@@ -18,11 +18,11 @@ import pytest
 from batch_helpers import GOLD_PATCH, SECRET, TEST_PATCH, make_project, recipe_row, write_rows
 from env_helpers import skip_unavailable
 from swe_aci.env import EnvConfig, make_environment
-from swe_aci.recipes import RecipeError, task_environment
+from swe_aci.recipes import RecipeError, task_workspace
 from swe_aci.recipes.cache import recipe_hash
-from swe_aci.recipes.environment import official_image
 from swe_aci.recipes.interpreter import running_interpreter
 from swe_aci.recipes.sdist import unpack_sdist
+from swe_aci.recipes.workspace import official_image
 from swe_aci.tasks import Task, load_tasks
 
 INSTALL = ["pip install --no-build-isolation --no-deps -e ."]
@@ -50,8 +50,8 @@ def test_recipe_environment_has_its_python_and_imports_the_working_copy(
     skip_unavailable(backend)
     task, cache = installed
     project = Path(task.environment.source.path)  # type: ignore[union-attr, arg-type]
-    prepared = task_environment(task, EnvConfig(backend=backend), cache_dir=cache)
-    with make_environment(prepared.config, prepared.source, prepared.commit) as env:
+    prepared = task_workspace(task, EnvConfig(backend=backend), cache_dir=cache)
+    with make_environment(prepared) as env:
         output = env.run("python --version; python -c 'import calc; print(calc.add(2, 3))'").output
         assert "Python 3.9" in output and output.strip().endswith("-1")
         env.run("sed -i 's/a - b/a + b/' calc/__init__.py")
@@ -70,24 +70,24 @@ def test_cached_recipe_is_reused_without_rebuilding(tmp_path: Path) -> None:
     project = make_project(tmp_path / "calc")
     task = one_task(tmp_path, {"git": str(project)})
     cache = tmp_path / "cache"
-    first = task_environment(task, EnvConfig(backend="local"), cache_dir=cache)
+    first = task_workspace(task, EnvConfig(backend="local"), cache_dir=cache)
     (log,) = cache.glob("*/build.log")
     stamp = log.stat().st_mtime_ns
-    second = task_environment(task, EnvConfig(backend="local"), cache_dir=cache)
+    second = task_workspace(task, EnvConfig(backend="local"), cache_dir=cache)
     assert (second.source, second.commit) == (first.source, first.commit)
     assert log.stat().st_mtime_ns == stamp
     changed = task.model_copy(
         update={"environment": task.environment.model_copy(update={"prepare": ["true"]})}
     )  # type: ignore[union-attr]
-    third = task_environment(changed, EnvConfig(backend="local"), cache_dir=cache)
+    third = task_workspace(changed, EnvConfig(backend="local"), cache_dir=cache)
     assert third.source != first.source
 
 
 def test_same_recipe_gives_the_same_base_commit(tmp_path: Path) -> None:
     project = make_project(tmp_path / "calc")
     task = one_task(tmp_path, {"git": str(project)})
-    first = task_environment(task, EnvConfig(backend="local"), cache_dir=tmp_path / "c1")
-    second = task_environment(task, EnvConfig(backend="local"), cache_dir=tmp_path / "c2")
+    first = task_workspace(task, EnvConfig(backend="local"), cache_dir=tmp_path / "c1")
+    second = task_workspace(task, EnvConfig(backend="local"), cache_dir=tmp_path / "c2")
     assert first.commit == second.commit
 
 
@@ -104,7 +104,7 @@ def test_revert_and_prepare_make_the_pseudo_base(tmp_path: Path) -> None:
         prepare=["echo 'changelog: nothing' > CHANGES"],
         exclude=["*.log"],
     )
-    prepared = task_environment(task, EnvConfig(backend="local"), cache_dir=tmp_path / "cache")
+    prepared = task_workspace(task, EnvConfig(backend="local"), cache_dir=tmp_path / "cache")
     tree = Path(prepared.source)  # type: ignore[arg-type]
     assert "a - b" in (tree / "calc" / "__init__.py").read_text()
     assert not (tree / "tests" / "test_add.py").exists()
@@ -120,7 +120,7 @@ def test_revert_that_does_not_apply_is_a_recipe_error(tmp_path: Path) -> None:
     project = make_project(tmp_path / "calc")
     task = one_task(tmp_path, {"git": str(project)}, revert=["patch"])
     with pytest.raises(RecipeError, match="revert of patch failed") as error:
-        task_environment(task, EnvConfig(backend="local"), cache_dir=tmp_path / "cache")
+        task_workspace(task, EnvConfig(backend="local"), cache_dir=tmp_path / "cache")
     assert "build log:" in str(error.value) and "\n" not in str(error.value)
 
 
@@ -128,7 +128,7 @@ def test_failing_install_is_one_line_with_its_log_and_is_retried_next_time(tmp_p
     project = make_project(tmp_path / "calc")
     task = one_task(tmp_path, {"git": str(project)}, install=["echo building; exit 3"])
     with pytest.raises(RecipeError) as error:
-        task_environment(task, EnvConfig(backend="local"), cache_dir=tmp_path / "cache")
+        task_workspace(task, EnvConfig(backend="local"), cache_dir=tmp_path / "cache")
     message = str(error.value)
     assert "install command failed" in message and "\n" not in message
     log_path = Path(message.rsplit("build log: ", 1)[1].rstrip(")"))
@@ -140,14 +140,14 @@ def test_unavailable_python_is_one_line(tmp_path: Path) -> None:
     project = make_project(tmp_path / "calc")
     task = one_task(tmp_path, {"git": str(project)}, python="2.5")
     with pytest.raises(RecipeError, match=r"python 2\.5 is not available"):
-        task_environment(task, EnvConfig(backend="local"), cache_dir=tmp_path / "cache")
+        task_workspace(task, EnvConfig(backend="local"), cache_dir=tmp_path / "cache")
 
 
 def test_nothing_the_agent_can_see_holds_the_patch_hints_or_recipe(tmp_path: Path) -> None:
     skip_unavailable("bwrap")
     project = make_project(tmp_path / "calc")
     task = one_task(tmp_path, {"git": str(project)}, prepare=["echo prepared-marker > /dev/null"])
-    prepared = task_environment(task, EnvConfig(backend="bwrap"), cache_dir=tmp_path / "cache")
+    prepared = task_workspace(task, EnvConfig(backend="bwrap"), cache_dir=tmp_path / "cache")
     exposed = [prepared.config.env_vars["VIRTUAL_ENV"], prepared.source]
     for path in exposed:
         found = subprocess.run(
@@ -156,7 +156,7 @@ def test_nothing_the_agent_can_see_holds_the_patch_hints_or_recipe(tmp_path: Pat
             text=True,
         )
         assert found.stdout == "", found.stdout
-    with make_environment(prepared.config, prepared.source, prepared.commit) as env:
+    with make_environment(prepared) as env:
         assert env.run(f"git log --all -p | grep -c {SECRET}").output.strip() == "0"
         assert "prepared-marker" not in env.run("env").output
 
@@ -168,11 +168,9 @@ def test_image_rows_need_docker_and_official_rows_name_the_swe_bench_image(tmp_p
         "swebench/sweb.eval.x86_64.django_1776_django-11099:latest"
     )
     with pytest.raises(RecipeError, match=r"official SWE-bench image.*--env docker"):
-        task_environment(task, EnvConfig(backend="bwrap"))
+        task_workspace(task, EnvConfig(backend="bwrap"))
     with pytest.raises(RecipeError, match="image my/img"):
-        task_environment(
-            Task.model_validate({**row, "image": "my/img"}), EnvConfig(backend="local")
-        )
+        task_workspace(Task.model_validate({**row, "image": "my/img"}), EnvConfig(backend="local"))
 
 
 # -- pypi_sdist: fetched through the configured index, checked, unpacked safely -------------------
@@ -228,15 +226,15 @@ def test_pypi_sdist_is_fetched_through_the_index_and_checked(tmp_path: Path, ind
     data = sdist_bytes({"calc_lib-1.0/calc/__init__.py": b"def add(a, b):\n    return a - b\n"})
     digest = publish(index, "calc_lib-1.0.tar.gz", data)
     task = one_task(tmp_path, {"pypi_sdist": "Calc.Lib==1.0", "sha256": digest})
-    prepared = task_environment(task, EnvConfig(backend="local"), cache_dir=tmp_path / "cache")
+    prepared = task_workspace(task, EnvConfig(backend="local"), cache_dir=tmp_path / "cache")
     assert "a - b" in (Path(prepared.source) / "calc" / "__init__.py").read_text()  # type: ignore[arg-type]
 
     wrong = one_task(tmp_path, {"pypi_sdist": "calc-lib==1.0", "sha256": "0" * 64})
     with pytest.raises(RecipeError, match="sha256 mismatch"):
-        task_environment(wrong, EnvConfig(backend="local"), cache_dir=tmp_path / "cache2")
+        task_workspace(wrong, EnvConfig(backend="local"), cache_dir=tmp_path / "cache2")
     missing = one_task(tmp_path, {"pypi_sdist": "calc-lib==2.0", "sha256": digest})
     with pytest.raises(RecipeError, match=r"no sdist calc-lib-2\.0"):
-        task_environment(missing, EnvConfig(backend="local"), cache_dir=tmp_path / "cache3")
+        task_workspace(missing, EnvConfig(backend="local"), cache_dir=tmp_path / "cache3")
 
 
 @pytest.mark.parametrize("evil", ["../escaped.txt", "/tmp/absolute-escape.txt"])

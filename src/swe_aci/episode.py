@@ -9,7 +9,6 @@ import hashlib
 import os
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -21,7 +20,7 @@ from swe_aci.agent.progress import OnProgress
 from swe_aci.agent.templates import load_demonstrations
 from swe_aci.agent.trajectory import TrajectoryError
 from swe_aci.configuration import ConfigError, load_validated, resolve_config_path
-from swe_aci.env.config import EnvConfig
+from swe_aci.env.config import EnvConfig, Workspace
 from swe_aci.env.repo import repo_name
 from swe_aci.models.config import ModelConfig
 from swe_aci.records import check_instance_id, instance_id_from
@@ -80,14 +79,6 @@ def load_config(path: str | Path | None = None, overrides: Sequence[str] = ()) -
     return config
 
 
-@dataclass(frozen=True)
-class RepoSource:
-    """Where the repository comes from: a local git repo or URL (`location`), at `commit`."""
-
-    location: str
-    commit: str | None = None
-
-
 def instance_id_for(source: str, problem_statement: str) -> str:
     """A readable, stable id: the repository name plus a short hash of the issue text."""
     digest = hashlib.sha1(problem_statement.encode()).hexdigest()[:8]
@@ -135,7 +126,7 @@ def same_directory(handle: int, directory: Path) -> bool:
 
 def run_episode(
     config: EpisodeConfig,
-    source: RepoSource,
+    workspace: Workspace,
     problem_statement: str,
     *,
     instance_id: str,
@@ -143,8 +134,11 @@ def run_episode(
     on_step: Callable[[StepRecord], None] | None = None,
     on_progress: OnProgress | None = None,
 ) -> EpisodeResult:
-    """Create the sandbox, run the agent on the issue, and tear the sandbox down however the
-    episode ends (errors, Ctrl-C, SIGTERM and SIGHUP included; SIGKILL cannot be handled).
+    """Open the workspace's sandbox, run the agent on the issue, and tear the sandbox down however
+    the episode ends (errors, Ctrl-C, SIGTERM and SIGHUP included; SIGKILL cannot be handled).
+
+    The sandbox comes from `workspace` alone: `Workspace(config.env, repo, commit)` for a
+    repository, `recipes.task_workspace(task, config.env)` for a task row.
 
     The instance's output directory is locked for the whole episode (InstanceBusy if another
     run holds it); the episode's files replace those of any earlier run of the same instance.
@@ -158,8 +152,7 @@ def run_episode(
     with contextlib.ExitStack() as cleanup:
         cleanup.enter_context(instance_lock(output_dir / instance_id))
         # The sandbox first: its errors (no image, a bad commit) come before the model loads.
-        env_config = config.env.model_copy(update={"backend": resolve_backend(config.env)})
-        environment = make_environment(env_config, source.location, source.commit)
+        environment = make_environment(workspace)
         cleanup.callback(environment.close)
         model = make_model(config.model, reply_format(config.agent.parser))
         if close_model := getattr(model, "close", None):
@@ -171,7 +164,7 @@ def run_episode(
             aci,
             output_dir=output_dir,
             instance_id=instance_id,
-            environment=env_config.backend,
+            environment=resolve_backend(workspace.config),
             on_step=on_step,
             on_progress=on_progress,
         )

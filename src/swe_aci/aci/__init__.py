@@ -5,6 +5,21 @@ docs/extending.md ("An ACI command").
 """
 
 from swe_aci.aci.config import ACIConfig
-from swe_aci.aci.interface import ACI, ActionProblem, ArgumentDoc, CommandDoc, Observation
+from swe_aci.aci.interface import (
+    ACI,
+    ActionProblem,
+    ArgumentDoc,
+    CheckedAction,
+    CommandDoc,
+    Observation,
+)
 
-__all__ = ["ACI", "ACIConfig", "ActionProblem", "ArgumentDoc", "CommandDoc", "Observation"]
+__all__ = [
+    "ACI",
+    "ACIConfig",
+    "ActionProblem",
+    "ArgumentDoc",
+    "CheckedAction",
+    "CommandDoc",
+    "Observation",
+]

@@ -22,6 +22,13 @@ class ActionProblem:
     message: str
 
 
+@dataclass(frozen=True)
+class CheckedAction:
+    """An action that passed the check, already cut into the steps the ACI runs."""
+
+    steps: tuple[Step, ...]
+
+
 class ActionChecker:
     def __init__(self, config: ACIConfig) -> None:
         self.config = config
@@ -34,12 +41,13 @@ class ActionChecker:
         """The action's steps; raises ActionFormatError."""
         return split_action(action, self.syntax)
 
-    def check(self, action: str) -> ActionProblem | None:
+    def check(self, action: str) -> CheckedAction | ActionProblem:
+        """The action cut into steps, or why it cannot run."""
         try:
             steps = self.split(action)
         except ActionFormatError as error:
             return ActionProblem("format", str(error))
-        return self.refusal(steps)
+        return self.refusal(steps) or CheckedAction(tuple(steps))
 
     def refusal(self, steps: list[Step]) -> ActionProblem | None:
         for step in steps:

@@ -1,27 +1,28 @@
 """The agent-computer interface: one object per episode, over an environment.
 
-`check` says whether an action can run (format problems, interactive programs); `execute` runs
-it: ACI commands run here, on the host, through the environment's file primitives; everything
-else goes to the environment's persistent shell.
+`check` cuts an action into its steps and says whether it can run (format problems, interactive
+programs); `execute` runs a checked action: ACI commands run here, on the host, through the
+environment's file primitives; everything else goes to the environment's persistent shell. The
+agent checks each action once and executes what the check returned.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from swe_aci.aci.checking import ActionChecker, ActionProblem
+from swe_aci.aci.checking import ActionChecker, ActionProblem, CheckedAction
 from swe_aci.aci.commands import BY_NAME, Handler
 from swe_aci.aci.config import ACIConfig
 from swe_aci.aci.docs import ArgumentDoc, CommandDoc
 from swe_aci.aci.editor import Editor
 from swe_aci.aci.iterative import IterativeSearch
-from swe_aci.aci.parsing import ActionFormatError, CommandStep, Step
+from swe_aci.aci.parsing import CommandStep, Step
 from swe_aci.aci.search import CommandTimedOut, Search
 from swe_aci.aci.str_replace import StrReplaceEditor
 from swe_aci.aci.viewer import CommandError, Viewer
 from swe_aci.env.base import Environment, Exclusion, Submission
 
-__all__ = ["ACI", "ActionProblem", "ArgumentDoc", "CommandDoc", "Observation"]
+__all__ = ["ACI", "ActionProblem", "ArgumentDoc", "CheckedAction", "CommandDoc", "Observation"]
 
 
 @dataclass(frozen=True)
@@ -54,19 +55,19 @@ class ACI:
         """The enabled commands in config order (plain shell commands need no entry)."""
         return [command.doc(self.config) for command in self._commands.values()]
 
-    def check(self, action: str) -> ActionProblem | None:
+    def check(self, action: str) -> CheckedAction | ActionProblem:
+        """The action cut into steps, or why it cannot run."""
         return self.checker.check(action)
 
-    def execute(self, action: str) -> Observation:
-        try:
-            steps = self.checker.split(action)
-        except ActionFormatError as error:
-            return Observation(output=str(error))
-        problem = self.checker.refusal(steps)
-        if problem is not None:
-            return Observation(output=problem.message)
+    def execute(self, action: CheckedAction | str) -> Observation:
+        """Run a checked action. Text is checked first (the agent passes what `check` returned,
+        so its actions are split once): a refused action runs nothing, its problem is the
+        output."""
+        checked = self.check(action) if isinstance(action, str) else action
+        if isinstance(checked, ActionProblem):
+            return Observation(output=checked.message)
         outputs: list[str] = []
-        for step in steps:
+        for step in checked.steps:
             handler = self._commands[step.name].run if isinstance(step, CommandStep) else None
             if isinstance(step, CommandStep) and handler is None:
                 taken = self.submission()

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from swe_aci.aci.checking import ActionChecker
+from swe_aci.aci.checking import ActionChecker, ActionProblem
 from swe_aci.aci.config import ACIConfig
 from swe_aci.agent.exits import EXIT_REASONS, SUBMITTED
 
@@ -39,7 +39,7 @@ def demonstration_problems(demonstration: dict[str, Any], aci: ACIConfig) -> lis
         if action in EXIT_REASONS:
             continue
         problem = checker.check(action)
-        if problem is not None:
+        if isinstance(problem, ActionProblem):
             first = problem.message.strip().splitlines()[0] if problem.message.strip() else ""
             problems.append(f"step {number} ({action.splitlines()[0][:60]}): {first}")
     return problems

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from swe_aci.aci import ACI
+from swe_aci.aci import ACI, ActionProblem, CheckedAction
 from swe_aci.agent.config import AgentConfig
 from swe_aci.agent.exits import (
     ESCAPING_ERRORS,
@@ -170,8 +170,8 @@ class Agent:
                     raise EpisodeExit("exit_step_limit")
                 if self._time_left(episode) == 0.0:
                     raise EpisodeExit("exit_time_limit")
-                parsed, reply = self._next_action(episode)
-                submission = self._execute(episode, parsed, reply, repeats)
+                parsed, checked, reply = self._next_action(episode)
+                submission = self._execute(episode, parsed, checked, reply, repeats)
                 if submission is not None:
                     return SUBMITTED, submission
         except ESCAPING_ERRORS:
@@ -233,8 +233,9 @@ class Agent:
 
     # -- one step ----------------------------------------------------------------------------
 
-    def _next_action(self, episode: _Episode) -> tuple[ParsedAction, ModelReply]:
-        """Query until a reply parses and passes the ACI's check; requery with the error.
+    def _next_action(self, episode: _Episode) -> tuple[ParsedAction, CheckedAction, ModelReply]:
+        """Query until a reply parses and passes the ACI's check (which cuts the action into the
+        steps `_execute` runs); requery with the error.
 
         A requery shows the processed history plus only the latest bad reply and its error;
         neither enters the stored history.
@@ -248,21 +249,21 @@ class Agent:
             reply = self._query(episode, query)
             try:
                 parsed = self.parser.parse(reply)
-                problem = self.aci.check(parsed.action.strip())
+                checked = self.aci.check(parsed.action.strip())
             except FormatError as error:
                 template, reason = "format_error", str(error)
                 message = self.templates.render(template, error=reason, parser=self.parser.name)
             else:
-                if problem is None:
-                    return parsed, reply
-                template = "blocked_action" if problem.kind == "blocked" else "format_error"
+                if not isinstance(checked, ActionProblem):
+                    return parsed, checked, reply
+                template = "blocked_action" if checked.kind == "blocked" else "format_error"
                 message = self.templates.render(
                     template,
-                    error=problem.message,
+                    error=checked.message,
                     action=parsed.action.strip(),
                     parser=self.parser.name,
                 )
-                reason = problem.message
+                reason = checked.message
             kind = "blocked" if template == "blocked_action" else "format"
             self.on_progress(ReplyRejected(turn, kind, reason))
             failures += 1
@@ -306,12 +307,17 @@ class Agent:
         return max(0.0, wall_time - (time.monotonic() - episode.started))
 
     def _execute(
-        self, episode: _Episode, parsed: ParsedAction, reply: ModelReply, repeats: RepeatWatch
+        self,
+        episode: _Episode,
+        parsed: ParsedAction,
+        checked: CheckedAction,
+        reply: ModelReply,
+        repeats: RepeatWatch,
     ) -> str | None:
-        """Run the action, extend history and trajectory; the submission if the episode ended.
+        """Run the checked action, extend history and trajectory; the submission if the episode ended.
         The same step once too often ends the episode (exit_repeated) once it is recorded."""
         started = time.monotonic()
-        observation = self.aci.execute(parsed.action.strip())
+        observation = self.aci.execute(checked)
         if observation.done and self.config.review_on_submit and "review" not in episode.info:
             observation = review_observation(self.templates, self.aci, observation)
             episode.info["review"] = {"step": len(episode.steps) + 1}

@@ -20,20 +20,12 @@ from rich.console import Console
 
 from swe_aci.analysis.comparison import ConfigOutcome, comparison_record, config_outcome
 from swe_aci.analysis.stats import read_run
-from swe_aci.batch.display import LineDisplay, LiveDisplay
-from swe_aci.batch.evaluation import evaluate_outputs
-from swe_aci.batch.outputs import BatchOutputs, OutputsError
-from swe_aci.batch.run_record import (
-    close_batch_log,
-    config_record,
-    open_batch_log,
-    swe_aci_version,
-)
-from swe_aci.batch.runner import BatchOptions, BatchRunner
+from swe_aci.batch.runner import BatchOptions
+from swe_aci.batch.session import Grading, SessionError, run_session
 from swe_aci.configuration import builtin_configs, resolve_config_path
 from swe_aci.evaluate.report import InstanceReport
-from swe_aci.records import BATCH_LOG_FILE, COMPARISON_FILE, EVALUATION_DIR, write_json_atomic
-from swe_aci.tasks import Task, TaskSet
+from swe_aci.records import COMPARISON_FILE, EVALUATION_DIR, write_json_atomic
+from swe_aci.tasks import TaskSet
 
 if TYPE_CHECKING:  # the config's model moves between modules; only its attributes are used here
     from swe_aci.episode import EpisodeConfig
@@ -93,78 +85,6 @@ def check_distinct(runs: list[ConfigRun]) -> None:
         seen[run.name] = run.source
 
 
-def run_batch(
-    run: ConfigRun,
-    task_set: TaskSet,
-    directory: Path,
-    options: CompareOptions,
-    console: Console,
-    record: dict[str, Any],
-) -> BatchOutputs:
-    """The config's batch, resumed where an earlier run of the comparison left it."""
-    try:
-        outputs = BatchOutputs(directory)
-    except OutputsError as error:
-        raise CompareError(str(error)) from None
-    config_data, config_hash = config_record(run.config)
-    previous = outputs.previous_config_hash()
-    if previous and previous != config_hash and outputs.results and not options.redo:
-        raise CompareError(
-            f"{directory} holds results of a different {run.source!r} config (run.yaml); "
-            "use another --output-dir, or --redo to run everything again"
-        )
-    outputs.write_run_record(
-        {
-            **record,
-            "swe_aci_version": swe_aci_version(),
-            "started_at": datetime.now(UTC).isoformat(timespec="seconds"),
-            "executor": "threads",
-            "workers": options.workers,
-            "model": run.config.model.name,
-            "config_hash": config_hash,
-            "config": config_data,
-        }
-    )
-    handler = open_batch_log(directory / BATCH_LOG_FILE)
-    batch_options = BatchOptions(
-        workers=options.workers, redo=options.redo, cache_dir=options.cache_dir
-    )
-    runner = BatchRunner(task_set.tasks, run.config, outputs, batch_options)
-    display = LiveDisplay(console) if console.is_terminal else LineDisplay(console)
-    try:
-        with display:
-            runner.display = display
-            state = runner.run()
-    finally:
-        close_batch_log(handler)
-    if state.stop_reason and state.stop_reason.startswith("interrupted"):
-        raise CompareInterrupted(run.name)
-    return outputs
-
-
-def run_evaluation(
-    run: ConfigRun,
-    tasks: list[Task],
-    outputs: BatchOutputs,
-    directory: Path,
-    options: CompareOptions,
-    on_done: OnEvaluated | None = None,
-) -> dict[str, InstanceReport]:
-    """Grade the predictions of the config's finished instances; writes `report.json`."""
-    reports, _ = evaluate_outputs(
-        tasks,
-        outputs,
-        run.config.env,
-        directory,
-        timeout=options.timeout,
-        workers=options.workers,
-        redo=options.redo,
-        cache_dir=options.cache_dir,
-        on_done=on_done,
-    )
-    return reports
-
-
 def compare(
     runs: list[ConfigRun],
     task_set: TaskSet,
@@ -184,11 +104,29 @@ def compare(
     for number, run in enumerate(runs, start=1):
         console.rule(f"{run.name} ({number}/{len(runs)})", style="dim")
         batch_directory = output_dir / run.name / BATCH_DIR
-        outputs = run_batch(run, task_set, batch_directory, options, console, record)
-        evaluation_directory = output_dir / run.name / EVALUATION_DIR
-        reports = run_evaluation(
-            run, task_set.tasks, outputs, evaluation_directory, options, on_evaluated
+        grading = Grading(
+            output_dir / run.name / EVALUATION_DIR, options.timeout, options.redo, on_evaluated
         )
+        batch_options = BatchOptions(
+            workers=options.workers, redo=options.redo, cache_dir=options.cache_dir
+        )
+        try:
+            outcome = run_session(
+                task_set.tasks,
+                run.config,
+                batch_directory,
+                batch_options,
+                console,
+                record,
+                config_name=run.source,
+                grading=grading,
+                command="compare",
+            )
+        except SessionError as error:
+            raise CompareError(str(error)) from None
+        if outcome.interrupted:
+            raise CompareInterrupted(run.name)
+        outputs, reports = outcome.outputs, outcome.reports or {}
         outcomes.append(
             config_outcome(
                 run.name,

@@ -7,24 +7,16 @@ import logging
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from swe_aci.aci.edits import editing_commands, is_edit, is_rejected_edit
 from swe_aci.agent.exits import EXIT_REASONS
-from swe_aci.agent.loop import EpisodeResult, StepRecord
-from swe_aci.agent.progress import OnProgress
-from swe_aci.batch.outputs import InstanceResult
+from swe_aci.agent.loop import StepRecord
+from swe_aci.batch.outputs import ENVIRONMENT_ERROR, EXCEPTION_ERROR, InstanceResult
 from swe_aci.env.base import SandboxError
-from swe_aci.episode import EpisodeConfig
+from swe_aci.episode import EpisodeConfig, run_episode
 from swe_aci.tasks import Task
 
-if TYPE_CHECKING:
-    from swe_aci.recipes import TaskEnvironment
-
 logger = logging.getLogger("swe_aci.batch")
-
-ENVIRONMENT_ERROR = "error_environment"
-EXCEPTION_ERROR = "error_exception"
 
 
 class StopRequested(BaseException):
@@ -45,9 +37,9 @@ def run_instance(
     on_step: Callable[[str, int, str], None] | None = None,
     should_stop: Callable[[], bool] = lambda: False,
 ) -> InstanceResult:
-    """Build or find the task's environment, run one episode, return how it ended."""
+    """Build or find the task's workspace, run one episode in it, return how it ended."""
     from swe_aci.models.base import ModelAuthError, ModelConfigError
-    from swe_aci.recipes import RecipeError, task_environment
+    from swe_aci.recipes import RecipeError, task_workspace
 
     started = time.monotonic()
     instance_id = task.instance_id
@@ -62,7 +54,7 @@ def run_instance(
         )
 
     try:
-        environment = task_environment(
+        workspace = task_workspace(
             task,
             config.env,
             cache_dir=cache_dir,
@@ -86,7 +78,14 @@ def run_instance(
             raise StopRequested
 
     try:
-        result = run_task_episode(task, environment, config, output_dir, on_step=step_done)
+        result = run_episode(
+            config,
+            workspace,
+            task.problem_statement,
+            instance_id=instance_id,
+            output_dir=output_dir,
+            on_step=step_done,
+        )
     except StopRequested:
         return ended(None, "interrupted")
     except (ModelAuthError, ModelConfigError) as error:
@@ -108,27 +107,4 @@ def run_instance(
         tokens_sent=result.stats.tokens_sent,
         tokens_received=result.stats.tokens_received,
         failed_edits=failed_edits,
-    )
-
-
-def run_task_episode(
-    task: Task,
-    environment: TaskEnvironment,
-    config: EpisodeConfig,
-    output_dir: Path,
-    *,
-    on_step: Callable[[StepRecord], None] | None = None,
-    on_progress: OnProgress | None = None,
-) -> EpisodeResult:
-    """One episode on the task's issue, in the environment its recipe or image gives."""
-    from swe_aci.episode import RepoSource, run_episode
-
-    return run_episode(
-        config.model_copy(update={"env": environment.config}),
-        RepoSource(environment.source, environment.commit),  # type: ignore[arg-type]
-        task.problem_statement,
-        instance_id=task.instance_id,
-        output_dir=output_dir,
-        on_step=on_step,
-        on_progress=on_progress,
     )

@@ -28,10 +28,17 @@ from swe_aci.records import (
     write_text_atomic,
 )
 
+ENVIRONMENT_ERROR = "error_environment"
+EXCEPTION_ERROR = "error_exception"
+WORKER_DIED = "error_worker_died"
+# Ends that say nothing about the agent (a build, a sandbox or a worker failed): run again on resume.
+INFRASTRUCTURE_ERRORS = frozenset({ENVIRONMENT_ERROR, EXCEPTION_ERROR, WORKER_DIED})
+
 
 @dataclass
 class InstanceResult:
-    """How one instance ended. `exit_status` None: it did not finish (interrupted)."""
+    """How one instance ended. `exit_status` None: it did not finish (interrupted). `tries`: how
+    many recorded attempts this is (instances that ended in an infrastructure error are retried)."""
 
     instance_id: str
     exit_status: str | None
@@ -46,6 +53,7 @@ class InstanceResult:
     failed_edits: int = 0  # edits the lint guardrail rejected
     error: str | None = None
     evaluation: str | None = None  # with --evaluate: resolved, unresolved, patch_failed...
+    tries: int = 1
 
 
 class OutputsError(Exception):
@@ -96,17 +104,29 @@ class BatchOutputs:
         self.results = {key: r for key, r in self.results.items() if key in self.predictions}
 
     def is_done(self, instance_id: str) -> bool:
-        return instance_id in self.results
+        """Finished for good: recorded, and not ended by an infrastructure error."""
+        result = self.results.get(instance_id)
+        return result is not None and result.exit_status not in INFRASTRUCTURE_ERRORS
 
     def start_instance(self, instance_id: str) -> None:
         self.start_instance_in(self.directory, instance_id)
 
     @staticmethod
     def start_instance_in(directory: Path, instance_id: str) -> None:
-        """An instance (re)starting from scratch: whatever a killed attempt left is removed."""
-        shutil.rmtree(directory / instance_id, ignore_errors=True)
+        """An instance (re)starting from scratch: whatever a killed attempt left is removed, under
+        the instance's lock, so files another run is writing are never deleted (InstanceBusy)."""
+        from swe_aci.episode import instance_lock
+
+        with instance_lock(directory / instance_id):
+            for entry in (directory / instance_id).iterdir():
+                if entry.is_dir() and not entry.is_symlink():
+                    shutil.rmtree(entry, ignore_errors=True)
+                else:
+                    entry.unlink(missing_ok=True)
 
     def record(self, result: InstanceResult) -> None:
+        if (previous := self.results.get(result.instance_id)) is not None:
+            result.tries = previous.tries + 1
         self.predictions[result.instance_id] = Prediction(
             instance_id=result.instance_id,
             model_name_or_path=result.model_name,

@@ -16,11 +16,11 @@ from swe_aci.tasks import Task
 def build_one(
     task: Task, env_config: EnvConfig, cache_dir: Path | None
 ) -> tuple[str, float, str | None]:
-    from swe_aci.recipes import RecipeError, task_environment
+    from swe_aci.recipes import RecipeError, task_workspace
 
     started = time.monotonic()
     try:
-        task_environment(task, env_config, cache_dir=cache_dir)
+        task_workspace(task, env_config, cache_dir=cache_dir)
     except RecipeError as error:
         return task.instance_id, time.monotonic() - started, str(error)
     return task.instance_id, time.monotonic() - started, None

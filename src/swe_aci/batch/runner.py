@@ -24,15 +24,14 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from swe_aci.batch.evaluation import evaluate_result
-from swe_aci.batch.instance import EXCEPTION_ERROR, FatalBatchError, run_instance
-from swe_aci.batch.outputs import BatchOutputs, InstanceResult
+from swe_aci.batch.instance import FatalBatchError, run_instance
+from swe_aci.batch.outputs import EXCEPTION_ERROR, WORKER_DIED, BatchOutputs, InstanceResult
 from swe_aci.episode import EpisodeConfig
 from swe_aci.tasks import Task
 
 logger = logging.getLogger("swe_aci.batch")
 
 Executor = Literal["threads", "ray"]
-WORKER_DIED = "error_worker_died"
 POLL_SECONDS = 0.2
 
 
@@ -161,8 +160,8 @@ class BatchRunner:
                 time.sleep(random.uniform(0, self.options.start_delay))
             while (task := self._next_task()) is not None:
                 self.events.put(("start", task.instance_id))
-                self.outputs.start_instance(task.instance_id)
                 try:
+                    self.outputs.start_instance(task.instance_id)
                     result = run_instance(
                         task,
                         self.config,

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import sys
-from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
@@ -26,13 +25,6 @@ from swe_aci.cli.common import (
     guarded,
     load_selection,
 )
-
-if TYPE_CHECKING:
-    from rich.console import Console
-
-    from swe_aci.batch.outputs import BatchOutputs
-    from swe_aci.episode import EpisodeConfig
-    from swe_aci.tasks import Task
 
 ShuffleOption = Annotated[bool, typer.Option(help="Shuffle the tasks (with --seed).")]
 SeedOption = Annotated[int, typer.Option(help="Seed of --shuffle.")]
@@ -75,17 +67,12 @@ def batch_command(
     def body() -> None:
         from rich.console import Console
 
-        from swe_aci.batch.display import LineDisplay, LiveDisplay, summary_table
+        from swe_aci.batch.display import summary_table
         from swe_aci.batch.instance import FatalBatchError
-        from swe_aci.batch.outputs import BatchOutputs, OutputsError
-        from swe_aci.batch.run_record import (
-            close_batch_log,
-            config_record,
-            open_batch_log,
-            swe_aci_version,
-        )
-        from swe_aci.batch.runner import BatchOptions, BatchRunner
-        from swe_aci.records import BATCH_LOG_FILE
+        from swe_aci.batch.runner import BatchOptions
+        from swe_aci.batch.session import Grading, SessionError, run_session
+        from swe_aci.cli.evaluate import print_summary
+        from swe_aci.records import EVALUATION_DIR, REPORT_FILE
 
         if executor not in ("threads", "ray"):
             fail(f"unknown --executor {executor!r}: threads or ray")
@@ -98,35 +85,13 @@ def batch_command(
         episode_config = build_config(
             config, set_ or [], **{"model.name": model, "env.backend": env}
         )
-        try:
-            outputs = BatchOutputs(output_dir)
-        except OutputsError as error:
-            fail(str(error))
-        config_data, config_hash = config_record(episode_config)
-        previous = outputs.previous_config_hash()
-        if previous and previous != config_hash and outputs.results and not redo:
-            fail(
-                f"{output_dir} holds results of a different config (run.yaml); "
-                "use another --output-dir, or --redo to run everything again"
-            )
-        outputs.write_run_record(
-            {
-                "swe_aci_version": swe_aci_version(),
-                "started_at": datetime.now(UTC).isoformat(timespec="seconds"),
-                "command": sys.argv,
-                "task_file": str(Path(instances).expanduser().resolve()),
-                "task_file_sha256": task_set.source_hash,
-                "selection": {"filter": filter, "slice": slice, "shuffle": shuffle, "seed": seed},
-                "instances": len(task_set.tasks),
-                "executor": executor,
-                "workers": workers,
-                "model": episode_config.model.name,
-                "config_hash": config_hash,
-                "config": config_data,
-            }
-        )
-        handler = open_batch_log(output_dir / BATCH_LOG_FILE)
-        console = Console(highlight=False, soft_wrap=True)
+        record = {
+            "command": sys.argv,
+            "task_file": str(Path(instances).expanduser().resolve()),
+            "task_file_sha256": task_set.source_hash,
+            "selection": {"filter": filter, "slice": slice, "shuffle": shuffle, "seed": seed},
+            "instances": len(task_set.tasks),
+        }
         options = BatchOptions(
             workers=workers,
             executor=executor,  # type: ignore[arg-type]
@@ -136,44 +101,32 @@ def batch_command(
             cache_dir=cache_dir,
             evaluation_timeout=evaluation_timeout if evaluate else None,
         )
-        runner = BatchRunner(task_set.tasks, episode_config, outputs, options)
-        display = LiveDisplay(console) if console.is_terminal else LineDisplay(console)
+        # instances graded by their workers are not graded again; finished instances of an
+        # earlier run without --evaluate are graded now
+        evaluation = output_dir / EVALUATION_DIR
+        grading = Grading(evaluation, evaluation_timeout) if evaluate else None
+        console = Console(highlight=False, soft_wrap=True)
         try:
-            with display:
-                runner.display = display
-                state = runner.run()
+            outcome = run_session(
+                task_set.tasks,
+                episode_config,
+                output_dir,
+                options,
+                console,
+                record,
+                grading=grading,
+            )
+        except SessionError as error:
+            fail(str(error))
         except FatalBatchError as error:
             fail(f"batch stopped: {error}", code=1)
-        finally:
-            close_batch_log(handler)
-        console.print(summary_table(state))
-        console.print(f"predictions: {outputs.preds_path}")
-        if state.stop_reason and state.stop_reason.startswith("interrupted"):
+        console.print(summary_table(outcome.state))
+        console.print(f"predictions: {outcome.outputs.preds_path}")
+        if outcome.interrupted:
             raise typer.Exit(130)
-        if evaluate:
-            grade(task_set.tasks, outputs, episode_config, console)
-
-    def grade(
-        tasks: list[Task], outputs: BatchOutputs, config: EpisodeConfig, console: Console
-    ) -> None:
-        """The run's evaluation report (instances graded by their workers are not graded again;
-        finished instances of an earlier run without --evaluate are graded now)."""
-        from swe_aci.batch.evaluation import evaluate_outputs
-        from swe_aci.cli.evaluate import print_summary
-        from swe_aci.records import EVALUATION_DIR, REPORT_FILE
-
-        directory = output_dir / EVALUATION_DIR
-        _, report = evaluate_outputs(
-            tasks,
-            outputs,
-            config.env,
-            directory,
-            timeout=evaluation_timeout,
-            workers=workers,
-            cache_dir=cache_dir,
-        )
-        print_summary(report, console)
-        console.print(f"evaluation: {directory / REPORT_FILE}")
+        if outcome.report is not None:
+            print_summary(outcome.report, console)
+            console.print(f"evaluation: {evaluation / REPORT_FILE}")
 
     guarded(body)
 

@@ -88,7 +88,7 @@ def user_errors() -> tuple[type[Exception], ...]:
     from swe_aci.episode import InstanceBusy
     from swe_aci.models.base import ModelAuthError, ModelConfigError
     from swe_aci.recipes import RecipeError
-    from swe_aci.records import InstanceIdError
+    from swe_aci.records import InstanceIdError, OutputLockError
     from swe_aci.tasks import TaskFileError
 
     return (
@@ -99,6 +99,7 @@ def user_errors() -> tuple[type[Exception], ...]:
         UsageError,
         InstanceBusy,
         InstanceIdError,
+        OutputLockError,
         ModelConfigError,
         ModelAuthError,
         TrajectoryError,

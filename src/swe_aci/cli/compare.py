@@ -231,7 +231,7 @@ def compare_command(
         )
         from swe_aci.analysis.comparison import comparison_table
         from swe_aci.batch.instance import FatalBatchError
-        from swe_aci.records import COMPARISON_FILE
+        from swe_aci.records import COMPARISON_FILE, OutputLock
 
         names = [name.strip() for name in configs.split(",") if name.strip()]
         if not names:
@@ -260,9 +260,10 @@ def compare_command(
         options = CompareOptions(workers=workers, redo=redo, timeout=timeout, cache_dir=cache_dir)
         console = Console(highlight=False, soft_wrap=True)
         try:
-            outcomes = compare(
-                runs, task_set, output_dir, options, console, record, evaluated_printer(console)
-            )
+            with OutputLock.acquire(output_dir, "compare"):
+                outcomes = compare(
+                    runs, task_set, output_dir, options, console, record, evaluated_printer(console)
+                )
         except CompareError as error:
             fail(str(error))
         except FatalBatchError as error:

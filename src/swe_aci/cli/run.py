@@ -88,7 +88,8 @@ def run(
             return
         if repo is None or issue is None:
             fail("give --repo and --issue, or one task of a task file with --instance FILE:ID")
-        from swe_aci.episode import RepoSource, instance_id_for, run_episode
+        from swe_aci.env.config import Workspace
+        from swe_aci.episode import instance_id_for, run_episode
         from swe_aci.episode_display import EpisodeDisplay
 
         problem = read_issue(issue)
@@ -103,7 +104,7 @@ def run(
             require_model(episode_config)
             result = run_episode(
                 episode_config,
-                RepoSource(location, commit),
+                Workspace(episode_config.env, location, commit),
                 problem,
                 instance_id=instance_id_for(repo, problem) if instance_id is None else instance_id,
                 output_dir=outputs,
@@ -113,9 +114,9 @@ def run(
         finish_episode(result)
 
     def run_task(spec: str) -> None:
-        from swe_aci.batch.instance import run_task_episode
+        from swe_aci.episode import run_episode
         from swe_aci.episode_display import EpisodeDisplay
-        from swe_aci.recipes import task_environment
+        from swe_aci.recipes import task_workspace
         from swe_aci.tasks import load_task
 
         task = load_task(spec)
@@ -127,15 +128,16 @@ def run(
             task = task.model_copy(update={"instance_id": instance_id})
         outputs = output_dir or DEFAULT_OUTPUT
         check_writable(outputs)
-        environment = task_environment(
+        workspace = task_workspace(
             task, episode_config.env, log=lambda line: typer.echo(line, err=True)
         )
         display = EpisodeDisplay()
-        result = run_task_episode(
-            task,
-            environment,
+        result = run_episode(
             episode_config,
-            outputs,
+            workspace,
+            task.problem_statement,
+            instance_id=task.instance_id,
+            output_dir=outputs,
             on_step=display.step,
             on_progress=display.progress,
         )
@@ -160,7 +162,8 @@ def replay(
     def body() -> None:
         from swe_aci.agent.exits import INTERRUPTED
         from swe_aci.agent.trajectory import load_trajectory, recorded_problem_statement
-        from swe_aci.episode import RepoSource, run_episode
+        from swe_aci.env.config import Workspace
+        from swe_aci.episode import run_episode
         from swe_aci.episode_display import EpisodeDisplay
 
         recorded = load_trajectory(trajectory)
@@ -182,7 +185,7 @@ def replay(
         with resolved_repo(repo, init_copy) as location:
             result = run_episode(
                 episode_config,
-                RepoSource(location, commit),
+                Workspace(episode_config.env, location, commit),
                 recorded_problem_statement(recorded) or f"(replay of {trajectory.name})",
                 instance_id=instance_id,
                 output_dir=outputs,

@@ -9,7 +9,7 @@ from swe_aci.env.base import (
     SandboxError,
     Submission,
 )
-from swe_aci.env.config import EnvConfig
+from swe_aci.env.config import EnvConfig, Workspace
 from swe_aci.env.factory import make_environment
 
 __all__ = [
@@ -21,5 +21,6 @@ __all__ = [
     "NotARegularFileError",
     "SandboxError",
     "Submission",
+    "Workspace",
     "make_environment",
 ]

@@ -17,6 +17,17 @@ bwrap runs in the session ProcessTransport creates, and sandbox processes keep t
 id (no `--new-session`), so a timed-out command is interrupted from the host's /proc as for local.
 bash runs as the namespace's pid 1 (`--as-pid-1`): it is bwrap's only child, which the interrupt
 spares, and when it exits every process of the sandbox goes with it.
+
+Privileges: the sandbox has a user namespace of its own (`--unshare-user`), in which it may not
+create another (`--disable-userns`), and runs with no capability in any set (`--cap-drop ALL`) and
+no_new_privs (bwrap always sets it: setuid binaries give nothing). Started as host root, bwrap
+itself runs as `nobody` (`sandbox_identity`), so the sandbox is no process of host root: files
+only root may read stay unreadable, a hard link to a root file cannot be made (protected
+hardlinks), and RLIMIT_NPROC applies (host root is exempt from it). `nobody` may not reach the
+host paths bwrap binds (an interpreter under root's 0700 /root), so they are staged for it first
+(`dropping_privileges`), and the writable directories are handed over to it. Whatever under /etc
+is not world-readable is hidden, for whoever runs swe-aci.
+The shell sets the resource limits of env/limits.py on itself before it becomes the agent's.
 """
 
 from __future__ import annotations
@@ -25,14 +36,18 @@ import contextlib
 import errno
 import functools
 import glob
+import logging
 import os
 import posixpath
+import pwd
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 from collections import deque
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Literal
 
 from swe_aci.env.base import NotARegularFileError, SandboxError
@@ -46,13 +61,23 @@ from swe_aci.env.files import (
     refuse_pseudo,
     write_regular,
 )
+from swe_aci.env.limits import ResourceLimits, limits_in_force
 from swe_aci.env.local import BASH_ARGV, LocalEnvironment
 from swe_aci.env.process import ProcessTransport, kill_session_members
+from swe_aci.env.shell import shell_quote
 
+logger = logging.getLogger(__name__)
 SYSTEM_TOP_LEVEL = ("bin", "etc", "lib", "lib32", "lib64", "libx32", "sbin", "sys", "usr")
 HIDDEN_FILES = ("/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-")
 HIDDEN_FILE_PATTERNS = ("/etc/ssh/ssh_host_*key", "/etc/security/opasswd")
 HIDDEN_DIRS = ("/etc/ssl/private",)
+# Scanned for entries that are not world-readable, which are hidden too.
+PRIVATE_SCAN_ROOT = "/etc"
+# Who the sandbox runs as when swe-aci runs as root.
+SANDBOX_USER = "nobody"
+NOBODY_ID = 65534
+# Where bwrap, started as that user, finds the host paths it binds (see `dropping_privileges`).
+STAGE_MOUNT = "/run/swe-aci"
 SANDBOX_HOME = "/root"
 # Top-level names the sandbox provides itself; a repository of such a name goes elsewhere.
 OWN_TOP_LEVEL = frozenset({"proc", "dev", "tmp", "run", SANDBOX_HOME.lstrip("/")})
@@ -87,12 +112,49 @@ def mount_table(binds: dict[str, str], ro_paths: list[str], *, network: bool) ->
         if not os.path.exists(real):
             raise SandboxError(f"ro_paths: {path} does not exist")
         mounts.append(Mount(real, real, "ro"))
-    hidden = [*HIDDEN_FILES, *(p for pattern in HIDDEN_FILE_PATTERNS for p in glob.glob(pattern))]
+    private_files, private_dirs = not_world_readable(PRIVATE_SCAN_ROOT)
+    named = [*HIDDEN_FILES, *(p for pattern in HIDDEN_FILE_PATTERNS for p in glob.glob(pattern))]
+    hidden = dict.fromkeys([*named, *private_files])
     mounts += [Mount(path, os.devnull, "hidden-file") for path in hidden if os.path.isfile(path)]
-    mounts += [Mount(path, "", "hidden-dir") for path in HIDDEN_DIRS if os.path.isdir(path)]
+    hidden_dirs = dict.fromkeys([*HIDDEN_DIRS, *private_dirs])
+    mounts += [Mount(path, "", "hidden-dir") for path in hidden_dirs if os.path.isdir(path)]
     if network and os.path.isdir(DNS_DIR):
         mounts.append(Mount(DNS_DIR, DNS_DIR, "ro"))
     return mounts
+
+
+def not_world_readable(top: str) -> tuple[list[str], list[str]]:
+    """Regular files and directories under `top` that others may not read (a directory is not
+    descended into). Symbolic links and special files are left alone."""
+    files: list[str] = []
+    dirs: list[str] = []
+    for parent, subdirs, names in os.walk(top):
+        for name in list(subdirs):
+            path = os.path.join(parent, name)
+            with contextlib.suppress(OSError):
+                mode = os.lstat(path).st_mode
+                if stat.S_ISDIR(mode) and mode & 0o005 != 0o005:
+                    dirs.append(path)
+                    subdirs.remove(name)
+        for name in names:
+            path = os.path.join(parent, name)
+            with contextlib.suppress(OSError):
+                mode = os.lstat(path).st_mode
+                if stat.S_ISREG(mode) and not mode & stat.S_IROTH:
+                    files.append(path)
+    return files, dirs
+
+
+@functools.cache
+def sandbox_identity() -> tuple[int, int] | None:
+    """The host (uid, gid) bwrap runs as: None (our own) unless we are root, then nobody's."""
+    if os.geteuid() != 0:
+        return None
+    try:
+        entry = pwd.getpwnam(SANDBOX_USER)
+    except KeyError:
+        return NOBODY_ID, NOBODY_ID
+    return entry.pw_uid, entry.pw_gid
 
 
 def host_python_paths() -> list[str]:
@@ -106,26 +168,94 @@ def host_python_paths() -> list[str]:
     return paths
 
 
-def sandbox_argv(mounts: list[Mount], *, network: bool, chdir: str) -> list[str]:
-    """The bwrap arguments (without the command) for a mount table."""
-    argv = ["bwrap", "--die-with-parent", "--unshare-pid", "--as-pid-1", "--unshare-ipc"]
-    argv.append("--unshare-uts")
+def _as_symlink(mount: Mount) -> bool:
+    """A top-level system link such as /lib -> usr/lib, recreated as a link."""
+    return mount.kind == "ro" and os.path.islink(mount.host) and mount.sandbox.count("/") == 1
+
+
+def dropping_privileges(
+    mounts: list[Mount], stage: Path | None
+) -> tuple[list[str], dict[int, str]]:
+    """When swe-aci runs as root, the command that starts bwrap as the sandbox's user, and where
+    that user finds the host paths it binds (by index in `mounts`); nothing when we are not root.
+
+    The user may not reach those paths (an interpreter under root's 0700 /root, a temporary
+    directory under a private one), so in a mount namespace of bwrap's own that nothing else sees
+    they are bind-mounted into `stage`, which is then bound at /run/swe-aci on a fresh tmpfs; bwrap
+    binds them from there. The system directories are reachable as they are."""
+    identity = sandbox_identity()
+    if identity is None:
+        return [], {}
+    lines = ["set -e"]
+    sources: dict[int, str] = {}
+    for index, mount in enumerate(mounts):
+        if mount.kind not in ("ro", "rw") or _as_symlink(mount):
+            continue
+        if mount.host.split("/")[1] in SYSTEM_TOP_LEVEL:
+            continue
+        if stage is None:
+            raise SandboxError(f"no staging directory for {mount.host}")
+        target = stage / str(index)
+        if os.path.isdir(mount.host):
+            target.mkdir()
+        else:
+            target.touch()
+        lines.append(f"mount --bind {shell_quote(mount.host)} {shell_quote(str(target))}")
+        sources[index] = f"{STAGE_MOUNT}/{index}"
+    if sources:
+        assert stage is not None
+        lines.append(f"mount -t tmpfs -o mode=0755 swe-aci {posixpath.dirname(STAGE_MOUNT)}")
+        lines.append(
+            f"mkdir {STAGE_MOUNT} && mount --rbind {shell_quote(str(stage))} {STAGE_MOUNT}"
+        )
+    uid, gid = identity
+    lines.append(f'exec setpriv --reuid={uid} --regid={gid} --clear-groups -- "$@"')
+    return ["unshare", "--mount", "--", "sh", "-c", "\n".join(lines), "sh"], sources
+
+
+def sandbox_argv(
+    mounts: list[Mount], *, network: bool, chdir: str, stage: Path | None = None
+) -> list[str]:
+    """The command starting bwrap (without the command it runs) for a mount table; `stage` is
+    where the host paths are staged when we are root (see `dropping_privileges`)."""
+    prefix, sources = dropping_privileges(mounts, stage)
+    argv = [
+        *prefix,
+        "bwrap",
+        "--die-with-parent",
+        "--unshare-user",
+        "--disable-userns",
+        "--cap-drop",
+    ]
+    argv += ["ALL", "--unshare-pid", "--as-pid-1", "--unshare-ipc", "--unshare-uts"]
     if not network:
         argv.append("--unshare-net")
     argv += ["--dir", "/run"]
-    for mount in mounts:
+    for index, mount in enumerate(mounts):
         if mount.kind == "pseudo":
             argv += [f"--{mount.sandbox.lstrip('/')}", mount.sandbox]
         elif mount.kind == "hidden-dir":
             argv += ["--tmpfs", mount.sandbox, "--remount-ro", mount.sandbox]
-        elif mount.kind == "ro" and os.path.islink(mount.host) and mount.sandbox.count("/") == 1:
+        elif _as_symlink(mount):
             argv += ["--symlink", os.readlink(mount.host), mount.sandbox]
         elif mount.kind == "rw":
-            argv += ["--bind", mount.host, mount.sandbox]
+            argv += ["--bind", sources.get(index, mount.host), mount.sandbox]
         else:
-            argv += ["--ro-bind", mount.host, mount.sandbox]
+            argv += ["--ro-bind", sources.get(index, mount.host), mount.sandbox]
     argv += ["--remount-ro", "/", "--chdir", chdir]
     return argv
+
+
+def hand_over(path: Path) -> None:
+    """Make a directory tree ours to write for the sandbox's user (when that is not us)."""
+    identity = sandbox_identity()
+    if identity is None:
+        return
+    uid, gid = identity
+    os.lchown(path, uid, gid)
+    for parent, dirs, files in os.walk(path):
+        for name in (*dirs, *files):
+            os.lchown(os.path.join(parent, name), uid, gid)
 
 
 @functools.cache
@@ -135,13 +265,23 @@ def bwrap_problem() -> str | None:
         return "bwrap is not on PATH"
     argv = sandbox_argv(mount_table({}, [], network=False), network=False, chdir="/")
     try:
-        result = subprocess.run([*argv, "true"], capture_output=True, text=True, timeout=20)
+        result = subprocess.run(
+            [*argv, "true"], capture_output=True, text=True, timeout=20, cwd="/"
+        )
     except (OSError, subprocess.TimeoutExpired) as exc:
         return f"bwrap failed to start: {exc}"
     if result.returncode != 0:
         lines = result.stderr.strip().splitlines()
         return f"bwrap failed: {lines[-1] if lines else f'exit code {result.returncode}'}"
     return None
+
+
+@functools.cache
+def _report_limits(description: str) -> None:
+    """Say once per process (and per kind of limits) how the sandboxes are bounded."""
+    identity = sandbox_identity()
+    user = f"uid {identity[0]}" if identity else "our own uid"
+    logger.info("bwrap sandboxes run as %s in a user namespace of their own; %s", user, description)
 
 
 class BwrapTransport(ProcessTransport):
@@ -179,13 +319,20 @@ class BwrapEnvironment(LocalEnvironment):
             *(host_python_paths() if self.config.host_python else []),
         ]
         self._mounts = mount_table(binds, ro_paths, network=self.config.network)
-
-    def _shell_argv(self) -> list[str]:
-        argv = sandbox_argv(self._mounts, network=self.config.network, chdir=self._repo_in_sandbox)
-        return [*argv, *BASH_ARGV]
+        for writable in binds.values():
+            hand_over(Path(writable))
+        _report_limits(limits_in_force(self.config))
 
     def _start_shell(self) -> BwrapTransport:
-        return BwrapTransport(self._shell_argv(), cwd=str(self._host_repo), env=self._shell_env())
+        limits = ResourceLimits.from_config(self.config).ulimit_command()
+        shell = [*BASH_ARGV, "-c", f'{limits} && exec "$@"', "bash", *BASH_ARGV]
+        stage = self._root / "stage"
+        shutil.rmtree(stage, ignore_errors=True)
+        stage.mkdir()
+        argv = sandbox_argv(
+            self._mounts, network=self.config.network, chdir=self._repo_in_sandbox, stage=stage
+        )
+        return BwrapTransport([*argv, *shell], cwd="/", env=self._shell_env())
 
     def _sandbox_env(self) -> dict[str, str]:
         return {"HOME": SANDBOX_HOME, "TMPDIR": "/tmp"}
@@ -226,7 +373,8 @@ class BwrapEnvironment(LocalEnvironment):
             raise OSError(errno.EROFS, os.strerror(errno.EROFS), path)
         rest = resolved[len(mount.sandbox) :]
         if mount.kind == "rw":
-            return open_beneath(mount.host, rest, flags, path, make_dirs=write)
+            owner = sandbox_identity()
+            return open_beneath(mount.host, rest, flags, path, make_dirs=write, owner=owner)
         if mount.kind == "hidden-file":
             raise NotARegularFileError("not a regular file (a device)", path)
         if mount.kind == "hidden-dir":

@@ -6,8 +6,10 @@ environment removes those of ours whose owner is dead. A pid reused by an unrela
 its stale directory until that process is gone too (never the other way round).
 
 Processes of the local shell that leave its session (`setsid`) are found at close by two traits:
-an environment variable holding the environment's token (inherited by every child), or descent
-from a process that has it (parent links in /proc). Only a process that both drops the variable
+an environment variable holding the environment's token, the name of its temporary directory
+(inherited by every child), or descent from a process that has it (parent links in /proc). The
+sweep of a dead owner's directory kills the processes marked with its name the same way, so
+background processes of a run killed with SIGKILL go with its directory. Only a process that both drops the variable
 (`env -i`) and daemonises away from the tree (its parent exits) escapes; bwrap and docker have no
 such gap (their pid namespace ends with the shell).
 """
@@ -45,7 +47,8 @@ def pid_alive(pid: int) -> bool:
 
 
 def sweep_stale_dirs(parent: str | None = None) -> list[Path]:
-    """Remove `swe-aci-<pid>-*` directories whose owner process is gone; return them."""
+    """Remove `swe-aci-<pid>-*` directories whose owner process is gone, and kill the processes
+    marked with their names; return them."""
     removed = []
     directory = Path(parent or tempfile.gettempdir())
     with contextlib.suppress(OSError):
@@ -55,6 +58,7 @@ def sweep_stale_dirs(parent: str | None = None) -> list[Path]:
                 continue
             if int(match.group(1)) == os.getpid() or pid_alive(int(match.group(1))):
                 continue
+            kill_marked_processes(entry.name)
             shutil.rmtree(entry.path, ignore_errors=True)
             removed.append(Path(entry.path))
     return removed

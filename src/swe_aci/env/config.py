@@ -1,12 +1,24 @@
-"""Configuration of the sandbox an episode runs in."""
+"""Configuration of the sandbox an episode runs in, and the workspace it starts from."""
 
 from __future__ import annotations
 
+import re
+from dataclasses import dataclass
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 Backend = Literal["auto", "local", "bwrap", "docker"]
+BYTE_SIZE = re.compile(r"^\s*(\d+)\s*([kmgt]?)b?\s*$", re.IGNORECASE)
+UNITS = {"": 1, "k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40}
+
+
+def parse_bytes(text: str) -> int:
+    """A size as docker writes it ("4g", "512m", "1024k", "123"), in bytes."""
+    match = BYTE_SIZE.match(text)
+    if match is None:
+        raise ValueError(f"not a size: {text!r} (use a number with k, m, g or t, e.g. 4g)")
+    return int(match.group(1)) * UNITS[match.group(2).lower()]
 
 
 class EnvConfig(BaseModel):
@@ -52,6 +64,38 @@ class EnvConfig(BaseModel):
     container_repo_dir: str = Field(
         "/", description="parent directory the repository is copied into in the container"
     )
-    cpus: float | None = Field(2.0, gt=0)
-    memory: str | None = "4g"
-    pids_limit: int | None = Field(1024, gt=0)
+    cpus: float | None = Field(2.0, gt=0, description="CPUs of the container (docker)")
+    # resource limits (docker: cgroup and ulimits; bwrap: rlimits of every process, env/limits.py)
+    memory: str | None = Field(
+        "4g",
+        description="docker: the container's memory; bwrap: the memory of each process",
+    )
+    pids_limit: int | None = Field(
+        1024, gt=0, description="processes (and threads) of the sandbox at once"
+    )
+    file_size: str | None = Field("4g", description="largest file a sandbox process may write")
+    cpu_seconds: int | None = Field(3600, gt=0, description="CPU seconds of each process")
+
+    @field_validator("memory", "file_size")
+    @classmethod
+    def _a_size(cls, value: str | None) -> str | None:
+        if value is not None:
+            parse_bytes(value)
+        return value
+
+
+@dataclass(frozen=True)
+class Workspace:
+    """The repository a sandbox starts from and everything set up around it: one value opened by
+    `make_environment`, whoever asks (an episode, the evaluation harness, rag).
+
+    `source` is a local git repository or URL the backend copies (None when the repository is
+    already in the image, at `config.repo_in_image`), `commit` its base (None: the source's
+    HEAD). `config` holds the rest: the backend, the image, the task's interpreter and virtualenv
+    (`ro_paths`, `path_prepend`, `env_vars`) and its setup commands. For a task row
+    `recipes.task_workspace` builds it from the user's env config; for `--repo` it is that config.
+    """
+
+    config: EnvConfig
+    source: str | None = None
+    commit: str | None = None

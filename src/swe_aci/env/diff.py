@@ -3,12 +3,14 @@
 The steps use a private index (never the repository's), so taking a diff changes nothing the
 agent can see:
 
-1. `read-tree <base>` then `add -A`: the working tree against the base commit;
-2. with a hidden patch (tests the harness added), `apply --cached -R` it; if it does not reverse
-   cleanly (the agent edited the same lines), its files are reset to the base instead;
-3. files whose old or new version exceeds the size cap, then binary files, are reset to the
+1. `read-tree <base>` then `add -A`: the working tree against the base commit. A nested
+   repository without commits cannot be added: it is left out (`Submission.excluded`) and the
+   rest is taken. The attributes in force are `SUBMISSION_ATTRIBUTES` (the git directory's
+   `info/attributes`, which overrides the tree's `.gitattributes`): no filter, encoding or
+   `-diff` the agent wrote changes what is taken;
+2. files whose old or new version exceeds the size cap, then binary files, are reset to the
    base and reported in `Submission.excluded`;
-4. `diff --cached <base>`.
+3. `diff --cached <base>`.
 
 A `GitRunner` runs one git command in a fresh process (never the agent's shell, whose functions,
 aliases, traps and options the agent controls) with the options of `GIT_HARDENING`. Where it runs
@@ -19,6 +21,7 @@ is the backend's business: on the host against a private git directory the agent
 from __future__ import annotations
 
 import itertools
+import re
 import time
 from dataclasses import dataclass
 from typing import Protocol
@@ -37,6 +40,11 @@ GIT_HARDENING = [
 ]  # fmt: skip
 DIFF_OPTIONS = ["--cached", "--no-ext-diff", "--no-textconv", "--no-renames"]
 ZERO_SHA = "0" * 40
+# The git directory's info/attributes for the submission: what the tree's .gitattributes say
+# about diffs (binary, textconv drivers), filters, encodings and keyword expansion is undone;
+# binary files are still told by their content.
+SUBMISSION_ATTRIBUTES = "* !diff !filter !working-tree-encoding !ident\n"
+NESTED_WITHOUT_COMMITS = re.compile(r"^error: '(.+?)/?' does not have a commit checked out$")
 
 
 class GitRunner(Protocol):
@@ -85,8 +93,15 @@ def take_submission(
             )
 
     call(["read-tree", base_commit])
-    call(["add", "-A"])
     excluded: list[Exclusion] = []
+    code, _, err = attempt(["add", "-A", "--ignore-errors"])
+    if code != 0:
+        nested = _nested_without_commits(err)
+        if nested is None:
+            lines = err.decode("utf-8", errors="replace").strip().splitlines()
+            detail = lines[-1] if lines else f"exit code {code}"
+            raise SandboxError(f"git add failed while taking the submission: {detail}")
+        excluded += [Exclusion(path, "nested git repository without commits") for path in nested]
     large = _large_files(call, base_commit, max_file_bytes)
     reset([exclusion.path for exclusion in large])
     excluded += large
@@ -133,6 +148,19 @@ def _large_files(call: _Call, base_commit: str, limit: int) -> list[Exclusion]:
 
 class _Call(Protocol):
     def __call__(self, args: list[str], stdin: bytes | None = None) -> bytes: ...
+
+
+def _nested_without_commits(stderr: bytes) -> list[str] | None:
+    """The nested repositories `add --ignore-errors` could not add for want of a commit; None
+    when it failed for any other reason too."""
+    paths = []
+    for line in stderr.decode("utf-8", "surrogateescape").splitlines():
+        match = NESTED_WITHOUT_COMMITS.match(line)
+        if match:
+            paths.append(match.group(1))
+        elif line.startswith(("error:", "fatal:")):
+            return None
+    return paths or None
 
 
 def _numstat_binaries(numstat: bytes) -> list[str]:

@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from swe_aci.env.base import FileTooLargeError, NotARegularFileError, SandboxError, Submission
 from swe_aci.env.cleanup import make_root, pid_alive
-from swe_aci.env.config import EnvConfig
-from swe_aci.env.diff import GIT_HARDENING, take_submission
+from swe_aci.env.config import EnvConfig, parse_bytes
+from swe_aci.env.diff import GIT_HARDENING, SUBMISSION_ATTRIBUTES, take_submission
 from swe_aci.env.docker_io import (
     ChannelBroken,
     DockerShellTransport,
@@ -36,6 +36,7 @@ from swe_aci.env.docker_io import (
 )
 from swe_aci.env.repo import prepare_working_copy, repo_name
 from swe_aci.env.session import SessionEnvironment
+from swe_aci.env.shell import shell_quote
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -64,6 +65,10 @@ LABEL = "swe-aci"
 OWNER_PID_LABEL = "swe-aci.owner-pid"
 BASE_IMAGE = "swe-aci/base:bookworm"  # built by scripts/build_base_image.sh
 OWNER_HOST_LABEL = "swe-aci.owner-host"
+# The capabilities the container keeps (all others are dropped): its root works on files it
+# does not own, as test suites and pip do (a repository in the image owned by another user,
+# chown/chmod in temporary directories). No mount, ptrace, raw sockets, setuid/setgid...
+CONTAINER_CAPABILITIES = ("CHOWN", "DAC_OVERRIDE", "FOWNER")
 T = TypeVar("T")
 
 
@@ -158,11 +163,22 @@ class DockerEnvironment(SessionEnvironment):
             )
             raise SandboxError(f"docker image {image!r} does not exist here: {how}") from None
         cpus = self.config.cpus
+        ulimits = []
+        if self.config.file_size:
+            size = parse_bytes(self.config.file_size)
+            ulimits.append(docker_module().types.Ulimit(name="fsize", soft=size, hard=size))
+        if self.config.cpu_seconds:
+            seconds = self.config.cpu_seconds
+            ulimits.append(docker_module().types.Ulimit(name="cpu", soft=seconds, hard=seconds))
         host_config = self._api.create_host_config(
             network_mode=None if self.config.network else "none",
             nano_cpus=int(min(cpus, os.cpu_count() or 1) * 1e9) if cpus else None,
             mem_limit=self.config.memory,
             pids_limit=self.config.pids_limit,
+            cap_drop=["ALL"],
+            cap_add=list(CONTAINER_CAPABILITIES),
+            security_opt=["no-new-privileges"],
+            ulimits=ulimits,
         )
         # Named before it exists, so that an interrupt during creation cannot leak it.
         self._container_name = f"swe-aci-{secrets.token_hex(6)}"
@@ -211,7 +227,11 @@ class DockerEnvironment(SessionEnvironment):
             # Untracked files go, ignored ones stay: an image's build products (compiled
             # extensions, egg-info) are ignored files the package needs.
             'git checkout -q -f --detach "$sha" && git reset -q --hard "$sha" && git clean -fdq\n'
-            '[ $? = 0 ] || exit 5\nprintf %s "$sha"\n'
+            "[ $? = 0 ] || exit 5\n"
+            # The attributes the submission is taken with (env/diff.py).
+            f"mkdir -p .git/info && printf %s {shell_quote(SUBMISSION_ATTRIBUTES)} "
+            "> .git/info/attributes || exit 5\n"
+            'printf %s "$sha"\n'
         )
         code, out, err = self._exec(["bash", "-c", script, "reset", self._repo, commit or "HEAD"])
         if code == 3:
@@ -264,6 +284,7 @@ class DockerEnvironment(SessionEnvironment):
             "GIT_CONFIG_NOSYSTEM": "1",
             "GIT_TERMINAL_PROMPT": "0",
             "GIT_OPTIONAL_LOCKS": "0",
+            "LC_ALL": "C",
         }
 
         def git(args: list[str], stdin: bytes | None, timeout: float) -> tuple[int, bytes, bytes]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from swe_aci.env.base import Environment, SandboxError
 from swe_aci.env.bwrap import BwrapEnvironment, bwrap_problem
-from swe_aci.env.config import EnvConfig
+from swe_aci.env.config import EnvConfig, Workspace
 from swe_aci.env.local import LocalEnvironment
 
 
@@ -22,11 +22,10 @@ def resolve_backend(config: EnvConfig) -> str:
     )
 
 
-def make_environment(
-    config: EnvConfig, source: str | None, commit: str | None = None
-) -> Environment:
-    """Create the environment: `source` is a repository path or URL (None for docker when the
-    repository is already in the image), `commit` the base commit (None: the source's HEAD)."""
+def make_environment(workspace: Workspace) -> Environment:
+    """Open a sandbox on the workspace's repository with its config's backend (the one way every
+    caller opens one)."""
+    config, source, commit = workspace.config, workspace.source, workspace.commit
     backend = resolve_backend(config)
     if backend == "docker":
         from swe_aci.env.docker import DockerEnvironment

@@ -41,12 +41,20 @@ def open_file(host_path: str, flags: int, path: str) -> int:
 
 
 def open_beneath(
-    root: str, relative: str, flags: int, path: str, *, make_dirs: bool = False
+    root: str,
+    relative: str,
+    flags: int,
+    path: str,
+    *,
+    make_dirs: bool = False,
+    owner: tuple[int, int] | None = None,
 ) -> int:
     """Open `root/relative` following no symlink at any component (ELOOP if one is met).
 
     `root` itself is trusted (a directory we created); `relative` has no `..` components.
-    With `make_dirs`, missing parent directories are created.
+    With `make_dirs`, missing parent directories are created. With `owner` (uid, gid), the
+    directory belongs to another user, whose files alone are opened (PermissionError for another
+    one's, e.g. a hard link to a host file), and what is created is given to that user.
     """
     parts = [part for part in relative.split("/") if part not in ("", ".")]
     if ".." in parts:
@@ -54,20 +62,41 @@ def open_beneath(
     directory = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     try:
         for part in parts[:-1]:
-            child = _descend(directory, part, path, make_dirs)
+            child = _descend(directory, part, path, make_dirs, owner)
             os.close(directory)
             directory = child
         if not parts:
             return os.dup(directory)
         try:
-            return os.open(parts[-1], flags | os.O_NOFOLLOW, 0o666, dir_fd=directory)
+            if owner is None:
+                return os.open(parts[-1], flags | os.O_NOFOLLOW, 0o666, dir_fd=directory)
+            return _open_owned(directory, parts[-1], flags, owner, path)
         except OSError as error:
             raise _renamed(error, path) from None
     finally:
         os.close(directory)
 
 
-def _descend(directory: int, part: str, path: str, make_dirs: bool) -> int:
+def _open_owned(directory: int, name: str, flags: int, owner: tuple[int, int], path: str) -> int:
+    """Open `name` only if it is `owner`'s; a file it creates becomes `owner`'s."""
+    if flags & os.O_CREAT:
+        try:
+            descriptor = os.open(name, flags | os.O_EXCL | os.O_NOFOLLOW, 0o666, dir_fd=directory)
+        except FileExistsError:
+            pass
+        else:
+            os.fchown(descriptor, *owner)
+            return descriptor
+    descriptor = os.open(name, (flags & ~os.O_CREAT) | os.O_NOFOLLOW, dir_fd=directory)
+    if os.fstat(descriptor).st_uid != owner[0]:
+        os.close(descriptor)
+        raise PermissionError(errno.EACCES, "not a file of the sandbox's user", path)
+    return descriptor
+
+
+def _descend(
+    directory: int, part: str, path: str, make_dirs: bool, owner: tuple[int, int] | None
+) -> int:
     flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
     try:
         try:
@@ -78,6 +107,8 @@ def _descend(directory: int, part: str, path: str, make_dirs: bool) -> int:
             with contextlib.suppress(FileExistsError):
                 os.mkdir(part, 0o777, dir_fd=directory)
             child = os.open(part, flags, dir_fd=directory)
+            if owner is not None and os.fstat(child).st_uid != owner[0]:
+                os.fchown(child, *owner)
     except OSError as error:
         raise _renamed(error, path) from None
     return child

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import secrets
 import shutil
 import sysconfig
 
@@ -44,15 +43,16 @@ INHERITED_VARIABLES = ("PATH", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "TZ", "
 class LocalEnvironment(SessionEnvironment):
     """The repository cloned into a fresh temporary directory; no isolation beyond that.
 
-    Subclasses that run the shell elsewhere (bwrap) override `_shell_argv`, `_start_shell`,
+    Subclasses that run the shell elsewhere (bwrap) override `_start_shell`,
     `_sandbox_repo_path`, `_sandbox_env`, `read_file` and `write_file`.
     """
 
     def __init__(self, source: str, commit: str | None = None, config: EnvConfig | None = None):
         self.config = config or EnvConfig()
-        self._token = secrets.token_hex(12)
         self._closed = False
         self._root = make_root()
+        # Names the root, so that the sweep of a killed run's root finds its processes too.
+        self._token = self._root.name
         try:
             (self._root / "repo").mkdir()
             self._host_repo = self._root / "repo" / repo_name(source)
@@ -71,9 +71,6 @@ class LocalEnvironment(SessionEnvironment):
     def _prepare_sandbox(self) -> None:
         """Create whatever the sandbox needs on the host before the shell starts."""
 
-    def _shell_argv(self) -> list[str]:
-        return BASH_ARGV
-
     def _sandbox_repo_path(self) -> str:
         return str(self._host_repo)
 
@@ -82,7 +79,7 @@ class LocalEnvironment(SessionEnvironment):
         return {"HOME": str(self._root / "home"), "TMPDIR": str(self._root / "tmp")}
 
     def _start_shell(self) -> ShellTransport:
-        return ProcessTransport(self._shell_argv(), cwd=str(self._host_repo), env=self._shell_env())
+        return ProcessTransport(BASH_ARGV, cwd=str(self._host_repo), env=self._shell_env())
 
     # -- the protocol ----------------------------------------------------------------------
 

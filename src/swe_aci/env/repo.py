@@ -15,7 +15,7 @@ import subprocess
 from pathlib import Path
 
 from swe_aci.env.base import SandboxError
-from swe_aci.env.diff import GIT_HARDENING, GitRunner
+from swe_aci.env.diff import GIT_HARDENING, SUBMISSION_ATTRIBUTES, GitRunner
 
 GIT_IDENTITY = ["-c", "user.name=swe-aci", "-c", "user.email=swe-aci@localhost"]
 
@@ -84,6 +84,7 @@ def prepare_working_copy(
         git(["remote", "set-url", "origin", source], cwd=dest)
     if not is_remote(source):
         copy_exclude_rules(Path(source), [dest / ".git"] + ([store] if store else []))
+    write_submission_attributes(store or dest / ".git")
     target = commit or "HEAD"
     resolved = git(
         ["rev-parse", "--verify", "--quiet", f"{target}^{{commit}}"], cwd=dest, check=False
@@ -108,6 +109,13 @@ def copy_exclude_rules(source: Path, git_dirs: list[Path]) -> None:
     for git_dir in git_dirs:
         (git_dir / "info").mkdir(parents=True, exist_ok=True)
         (git_dir / "info" / "exclude").write_bytes(content)
+
+
+def write_submission_attributes(git_dir: Path) -> None:
+    """The attributes the submission is taken with (see env/diff.py), in the git directory it is
+    taken from."""
+    (git_dir / "info").mkdir(parents=True, exist_ok=True)
+    (git_dir / "info" / "attributes").write_text(SUBMISSION_ATTRIBUTES)
 
 
 def init_copy(source: Path, dest: Path) -> str:

@@ -37,7 +37,7 @@ from swe_aci.evaluate.report import (
     save_instance,
 )
 from swe_aci.evaluate.runner import install_guard, session_log
-from swe_aci.recipes import RecipeError, task_environment
+from swe_aci.recipes import RecipeError, task_workspace
 from swe_aci.records import Prediction
 from swe_aci.tasks import Task
 
@@ -126,10 +126,11 @@ def evaluate_instance(
 def _start_environment(
     task: Task, env_config: EnvConfig, cache_dir: Path | None, log: Log | None
 ) -> Environment:
-    prepared = task_environment(task, env_config, cache_dir=cache_dir, log=log)
-    output_cap = max(prepared.config.output_cap, EVALUATION_OUTPUT_CAP)
-    config = prepared.config.model_copy(update={"network": False, "output_cap": output_cap})
-    return make_environment(config, prepared.source, prepared.commit)
+    """The task's workspace with no network and room for the test log (the recipe leaves both
+    as it found them)."""
+    output_cap = max(env_config.output_cap, EVALUATION_OUTPUT_CAP)
+    config = env_config.model_copy(update={"network": False, "output_cap": output_cap})
+    return make_environment(task_workspace(task, config, cache_dir=cache_dir, log=log))
 
 
 def _evaluate_in(

@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from swe_aci.env.base import Environment, SandboxError
-from swe_aci.env.config import EnvConfig
+from swe_aci.env.config import EnvConfig, Workspace
+from swe_aci.env.factory import make_environment
 from swe_aci.models.base import Model, ModelAuthError, ModelConfigError, ModelError
 from swe_aci.models.factory import make_model
 from swe_aci.rag.bm25 import rank
@@ -21,13 +22,14 @@ from swe_aci.rag.config import RagConfig
 from swe_aci.rag.documents import BaseTree
 from swe_aci.rag.patch import apply_diff, extract_diff
 from swe_aci.rag.prompt import build_prompt
-from swe_aci.recipes import RecipeError
+from swe_aci.recipes import RecipeError, task_workspace
 from swe_aci.records import PREDS_FILE, Prediction, predictions_json, write_json_atomic
 
 if TYPE_CHECKING:
     from swe_aci.tasks import Task
 
-OpenEnvironment = Callable[["Task", EnvConfig], Environment]
+# Where a task's sandbox starts: `recipes.task_workspace` (tests give one that skips the build).
+FindWorkspace = Callable[["Task", EnvConfig], Workspace]
 RETRIEVED_KEPT = 50  # ranked paths kept in a record (the whole ranking can be thousands)
 
 
@@ -55,16 +57,9 @@ class RagRecord:
     messages: list[dict[str, Any]] = field(default_factory=list)
 
 
-def open_task_environment(task: Task, env_config: EnvConfig) -> Environment:
-    """A fresh sandbox holding the task's repository at its base."""
-    from swe_aci.env.factory import make_environment
-    from swe_aci.recipes import task_environment
-
-    prepared = task_environment(task, env_config)
-    return make_environment(prepared.config, prepared.source, prepared.commit)
-
-
-def predict(task: Task, config: RagConfig, model: Model, open_env: OpenEnvironment) -> RagRecord:
+def predict(
+    task: Task, config: RagConfig, model: Model, find_workspace: FindWorkspace
+) -> RagRecord:
     """The RAG prediction for one task; failures of this instance end up in the record.
 
     A model config or authentication error is raised: every other instance would fail the same.
@@ -73,7 +68,7 @@ def predict(task: Task, config: RagConfig, model: Model, open_env: OpenEnvironme
     if config.retrieval == "oracle" and not (task.patch or "").strip():
         return finish(record, "no_gold_patch", "oracle retrieval needs the row's gold patch")
     try:
-        env = open_env(task, config.env)
+        env = make_environment(find_workspace(task, config.env))
     except (SandboxError, RecipeError) as error:
         return finish(record, "environment_error", str(error))
     try:
@@ -163,7 +158,7 @@ def run_rag(
     config: RagConfig,
     model: Model,
     output_dir: Path,
-    open_env: OpenEnvironment = open_task_environment,
+    find_workspace: FindWorkspace = task_workspace,
     on_record: Callable[[RagRecord], None] | None = None,
 ) -> dict[str, Prediction]:
     """Predict every task, writing preds.json and one record per instance as it goes."""
@@ -172,7 +167,7 @@ def run_rag(
     records = output_dir / "records"
     records.mkdir(parents=True, exist_ok=True)
     for task in tasks:
-        record = predict(task, config, model, open_env)
+        record = predict(task, config, model, find_workspace)
         predictions[task.instance_id] = Prediction(
             instance_id=task.instance_id, model_name_or_path=name, model_patch=record.model_patch
         )

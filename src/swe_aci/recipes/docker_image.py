@@ -9,25 +9,29 @@ toolchain from Debian), and `swe-aci/task:<hash>` adds the base tree at /testbed
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
+import os
 import shutil
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from swe_aci.env.cleanup import PREFIX, pid_alive, sweep_stale_dirs
 from swe_aci.env.docker import BASE_IMAGE
 from swe_aci.recipes.cache import BuildLog, locked, recipe_hash, tree_name
 from swe_aci.recipes.errors import RecipeError
 from swe_aci.recipes.interpreter import Interpreter
 from swe_aci.recipes.sdist import ca_bundle, index_url
-from swe_aci.recipes.tree import build_base_tree
+from swe_aci.recipes.tree import build_base_tree, sweep_orphan_builds
 from swe_aci.tasks import Task
 
 REPO_DIR = "/testbed"
 VENV = "/opt/venv"
 COMMIT_LABEL = "swe-aci.base-commit"
+OWNER_LABEL = "swe-aci.build-owner"
 # `patch`: the evaluation's fallback for predictions `git apply` rejects (as on the host).
 RUNTIME_PACKAGES = (
     "gcc g++ make libc6-dev pkg-config libssl-dev libffi-dev zlib1g-dev libsqlite3-0 "
@@ -63,6 +67,9 @@ def docker_build(
         commit = image_commit(client, image)
         if commit is not None:
             return image, commit
+        sweep_orphan_builds()
+        sweep_stale_dirs()
+        remove_orphan_images(client)
         log_path = cache_root / digest / "docker-build.log"
         log_path.unlink(missing_ok=True)
         log = BuildLog(log_path, echo)
@@ -76,6 +83,22 @@ def docker_build(
             raise RecipeError(f"{task.instance_id}: {error} (build log: {log.path})") from None
         log("ready")
         return image, commit
+
+
+def remove_orphan_images(client: Any) -> list[str]:
+    """Remove the untagged layers left by builds whose swe-aci died (kill -9 mid-build); return
+    their ids. Layers of a build still running belong to a live pid and are left alone."""
+    import docker
+
+    removed = []
+    for image in client.images.list(filters={"dangling": True, "label": OWNER_LABEL}):
+        owner = (image.labels or {}).get(OWNER_LABEL, "")
+        if not owner.isdigit() or int(owner) == os.getpid() or pid_alive(int(owner)):
+            continue
+        with contextlib.suppress(docker.errors.APIError):
+            client.images.remove(image.id)
+            removed.append(image.id)
+    return removed
 
 
 def image_commit(client: Any, image: str) -> str | None:
@@ -101,7 +124,7 @@ def ensure_python_image(
         except docker.errors.ImageNotFound:
             pass
         log = BuildLog(cache_root / f"python-{interpreter.version}-build.log", echo)
-        with tempfile.TemporaryDirectory(prefix="swe-aci-pyimage-") as context:
+        with tempfile.TemporaryDirectory(prefix=f"{PREFIX}{os.getpid()}-pyimage-") as context:
             lines = [f"FROM {BASE_IMAGE}", apt_install(RUNTIME_PACKAGES)]
             if interpreter.origin == "system":
                 lines.append(
@@ -148,7 +171,7 @@ def build_task_image(
 ) -> str:
     recipe = task.environment
     assert recipe is not None
-    with tempfile.TemporaryDirectory(prefix="swe-aci-taskimage-") as scratch:
+    with tempfile.TemporaryDirectory(prefix=f"{PREFIX}{os.getpid()}-taskimage-") as scratch:
         context = Path(scratch)
         tree = context / "tree" / tree_name(task)
         tree.parent.mkdir()
@@ -179,10 +202,12 @@ def build_task_image(
 
 
 def run_build(client: Any, context: Path, lines: list[str], tag: str, log: BuildLog) -> None:
-    """`docker build` of `lines` in `context`, its output in the log."""
+    """`docker build` of `lines` in `context`, its output in the log. Every layer carries this
+    process's pid, so the untagged layers of a build it did not finish are found and removed."""
     import docker
 
-    (context / "Dockerfile").write_text("\n".join(lines) + "\n")
+    owner = f"LABEL {OWNER_LABEL}={os.getpid()}"
+    (context / "Dockerfile").write_text("\n".join([lines[0], owner, *lines[1:]]) + "\n")
     log(f"docker build {tag}")
     api = client.api
     error = None

@@ -11,18 +11,21 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import stat
 import subprocess
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from swe_aci.env.cleanup import PREFIX
 from swe_aci.env.config import EnvConfig
 from swe_aci.env.shell import shell_quote
 from swe_aci.recipes.cache import BuildLog, locked, recipe_hash, tree_name
 from swe_aci.recipes.errors import RecipeError
 from swe_aci.recipes.interpreter import Interpreter
 from swe_aci.recipes.sdist import ca_bundle, index_url
-from swe_aci.recipes.tree import build_base_tree, last_line, run_logged
+from swe_aci.recipes.tree import build_base_tree, last_line, run_logged, sweep_orphan_builds
 from swe_aci.tasks import Task
 
 READY = "ready.json"
@@ -46,6 +49,7 @@ def host_build(
     if not ready.is_file():
         with locked(cache_root / f"{directory.name}.lock"):
             if not ready.is_file():
+                sweep_orphan_builds()
                 build(task, interpreter, directory, cache_root / "sdists", echo)
     data = json.loads(ready.read_text())
     return HostBuild(
@@ -64,19 +68,32 @@ def build(
     sdist_cache: Path,
     echo: Callable[[str], None] | None,
 ) -> None:
-    shutil.rmtree(directory, ignore_errors=True)
-    directory.mkdir(parents=True)
-    log = BuildLog(directory / "build.log", echo)
+    """Build into a fresh attempt directory `swe-aci-<pid>-build-*` under `directory`, then make
+    it the recipe's build by renaming READY into place. A virtualenv holds its own absolute path,
+    so the attempt is not moved: READY points into it. Called with the recipe's lock held, so any
+    other attempt found is what a killed build left (its processes are already swept)."""
+    clear_attempts(directory)
+    log_path = directory / "build.log"
+    log_path.unlink(missing_ok=True)
+    log = BuildLog(log_path, echo)
+    attempt = Path(tempfile.mkdtemp(dir=directory, prefix=f"{PREFIX}{os.getpid()}-build-"))
+    attempt.chmod(0o755)  # mkdtemp's 0700 would hide the build from a sandbox's other uid
     try:
-        tree = directory / "tree" / tree_name(task)
+        tree = attempt / "tree" / tree_name(task)
         tree.parent.mkdir()
         commit = build_base_tree(task, tree, sdist_cache, log)
-        venv = directory / "venv"
+        venv = attempt / "venv"
         install(task, interpreter, tree, venv, log)
         products = ignore_build_products(tree)
+        readable_by_others(tree)
+        readable_by_others(venv)
     except RecipeError as error:
+        shutil.rmtree(attempt, ignore_errors=True)
         log(f"failed: {error}")
         raise RecipeError(f"{task.instance_id}: {error} (build log: {log.path})") from None
+    except BaseException:
+        shutil.rmtree(attempt, ignore_errors=True)
+        raise
     record = {
         "tree": str(tree),
         "commit": commit,
@@ -89,6 +106,31 @@ def build(
     partial.write_text(json.dumps(record, indent=2))
     os.replace(partial, directory / READY)
     log("ready")
+
+
+def readable_by_others(root: Path) -> None:
+    """Let other users read (and enter, and run what the owner may run in) a built tree: bwrap
+    runs as `nobody` when swe-aci runs as root, and a tree copied from a private directory
+    would keep its 0700."""
+    for parent, _, files in os.walk(root):
+        for path in (parent, *(os.path.join(parent, name) for name in files)):
+            mode = os.lstat(path).st_mode
+            if stat.S_ISLNK(mode):
+                continue
+            others = stat.S_IROTH | (stat.S_IXOTH if mode & stat.S_IXUSR else 0)
+            if mode & others != others:
+                os.chmod(path, mode | others)
+
+
+def clear_attempts(directory: Path) -> None:
+    """Everything in a recipe's directory that is not a finished build: killed attempts, and the
+    tree and virtualenv of the layout before attempt directories."""
+    directory.mkdir(parents=True, exist_ok=True)
+    for entry in directory.iterdir():
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry, ignore_errors=True)
+        elif entry.name != "build.log":
+            entry.unlink(missing_ok=True)
 
 
 def build_env(venv: Path) -> dict[str, str]:

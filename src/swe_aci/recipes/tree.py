@@ -3,13 +3,17 @@ of a fresh git repository (fixed identity and dates, so the same recipe gives th
 
 from __future__ import annotations
 
+import contextlib
 import os
+import re
 import shutil
+import signal
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
 from swe_aci.env.base import SandboxError
+from swe_aci.env.cleanup import MARKER_VARIABLE, kill_marked_processes, pid_alive
 from swe_aci.env.repo import prepare_working_copy
 from swe_aci.recipes.errors import RecipeError
 from swe_aci.recipes.sdist import fetch_sdist, unpack_sdist
@@ -25,6 +29,12 @@ COMMIT_ENV = {
 }
 
 
+def build_marker(owner: int | None = None) -> str:
+    """The marker every build process of `owner` (this process by default) carries in its
+    environment, so the build steps of a swe-aci killed with -9 are found and swept."""
+    return f"build-{owner or os.getpid()}"
+
+
 def run_logged(
     argv: list[str],
     cwd: Path,
@@ -36,25 +46,59 @@ def run_logged(
     inherit: bool = True,
 ) -> subprocess.CompletedProcess[str]:
     """Run a build step, its output going to the log; never interactive, always bounded.
-    `env` is added to this process's environment, or replaces it when not `inherit`."""
+    `env` is added to this process's environment, or replaces it when not `inherit`.
+
+    The step runs in its own session, killed whole when it ends however it ends (what it left in
+    the background, a timeout, Ctrl-C); it carries `build_marker()` for the sweep of a run killed
+    with -9 (`sweep_orphan_builds`)."""
+    environment = {**(os.environ if inherit else {}), **(env or {})}
+    environment[MARKER_VARIABLE] = build_marker()
+    process = subprocess.Popen(
+        argv,
+        cwd=cwd,
+        env=environment,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        errors="replace",
+        start_new_session=True,
+    )
     try:
-        result = subprocess.run(
-            argv,
-            cwd=cwd,
-            env={**(os.environ if inherit else {}), **(env or {})},
-            input=stdin if stdin is not None else "",
-            capture_output=True,
-            text=True,
-            errors="replace",
-            timeout=timeout,
-        )
+        stdout, stderr = process.communicate(stdin if stdin is not None else "", timeout=timeout)
     except subprocess.TimeoutExpired:
         log(f"timed out after {timeout:.0f} s: {argv}")
         return subprocess.CompletedProcess(argv, 124, "", "timed out")
-    for stream in (result.stdout, result.stderr):
+    finally:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+    for stream in (stdout, stderr):
         if stream.strip():
             log(stream.rstrip("\n"))
-    return result
+    return subprocess.CompletedProcess(argv, process.returncode, stdout, stderr)
+
+
+def sweep_orphan_builds() -> list[int]:
+    """SIGKILL the build steps whose swe-aci died without ending them (kill -9 mid-build), with
+    their descendants; return the dead owners' pids. Steps of a live swe-aci are left alone."""
+    pattern = re.compile(rb"^" + re.escape(MARKER_VARIABLE.encode()) + rb"=build-(\d+)$")
+    owners: set[int] = set()
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/environ", "rb") as handle:
+                environ = handle.read(1 << 20)
+        except OSError:
+            continue
+        for variable in environ.split(b"\0"):
+            if match := pattern.match(variable):
+                owners.add(int(match.group(1)))
+    orphaned = sorted(owner for owner in owners if owner != os.getpid() and not pid_alive(owner))
+    for owner in orphaned:
+        kill_marked_processes(build_marker(owner))
+    return orphaned
 
 
 def build_base_tree(task: Task, dest: Path, sdist_cache: Path, log: Callable[[str], None]) -> str:

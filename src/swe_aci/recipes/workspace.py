@@ -1,13 +1,12 @@
-"""What a task needs for the configured backend, as an EnvConfig plus a source and a commit."""
+"""The workspace a task row needs on the configured backend: its image, or its recipe built."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 from swe_aci.env.base import SandboxError
-from swe_aci.env.config import EnvConfig
+from swe_aci.env.config import EnvConfig, Workspace
 from swe_aci.env.factory import resolve_backend
 from swe_aci.recipes.cache import default_cache_dir
 from swe_aci.recipes.errors import RecipeError
@@ -21,29 +20,20 @@ CONDA_ACTIVATE = (
 )
 
 
-@dataclass
-class TaskEnvironment:
-    """Arguments for `env.make_environment(config, source, commit)`: the repository at its base
-    with the task's interpreter active in the shell."""
-
-    config: EnvConfig
-    source: str | None
-    commit: str | None
-
-
 def official_image(instance_id: str) -> str:
     """The SWE-bench evaluation image named after the instance (as SWE-agent names it)."""
     return f"swebench/sweb.eval.x86_64.{instance_id.replace('__', '_1776_')}:latest".lower()
 
 
-def task_environment(
+def task_workspace(
     task: Task,
     env_config: EnvConfig,
     *,
     cache_dir: Path | None = None,
     log: Callable[[str], None] | None = None,
-) -> TaskEnvironment:
-    """Build (or find in the cache) what `task` needs on `env_config.backend`. Raises RecipeError."""
+) -> Workspace:
+    """The task's repository at its base with its interpreter active, on `env_config.backend`:
+    built now or found in the cache. Raises RecipeError."""
     cache_root = (cache_dir or default_cache_dir()).expanduser().resolve()
     if task.environment is None:
         image = task.image or official_image(task.instance_id)
@@ -61,18 +51,16 @@ def task_environment(
         except SandboxError as error:
             raise RecipeError(f"{task.instance_id}: {error}") from None
         config = env_config.model_copy(update={"image": image, "repo_in_image": REPO_DIR})
-        return TaskEnvironment(config, None, commit)
+        return Workspace(config, None, commit)
     from swe_aci.recipes.host import host_build, host_config
 
     built = host_build(task, interpreter, cache_root, log)
-    return TaskEnvironment(
-        host_config(env_config, built, interpreter), str(built.tree), built.commit
-    )
+    return Workspace(host_config(env_config, built, interpreter), str(built.tree), built.commit)
 
 
 def image_environment(
     task: Task, env_config: EnvConfig, image: str, *, official: bool
-) -> TaskEnvironment:
+) -> Workspace:
     """A prebuilt image holding the repository at `repo_dir` (docker only; `auto` means docker)."""
     what = "the official SWE-bench image" if official else f"image {image}"
     if env_config.backend == "auto":
@@ -90,7 +78,7 @@ def image_environment(
             "setup_commands": [CONDA_ACTIVATE, *env_config.setup_commands],
         }
     )
-    return TaskEnvironment(config, None, task.base_commit)
+    return Workspace(config, None, task.base_commit)
 
 
 def ensure_image(image: str, instance_id: str) -> None:
