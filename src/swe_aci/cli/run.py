@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import re
 from pathlib import Path
@@ -27,6 +28,8 @@ from swe_aci.cli.common import (
 
 if TYPE_CHECKING:
     from swe_aci.agent.loop import EpisodeResult, StepRecord
+    from swe_aci.github.issue import IssueRef
+    from swe_aci.github.workflow import IssueWorkspace
 
 OBSERVATION_PREVIEW_LINES = 12
 DEFAULT_OUTPUT = Path("trajectories")
@@ -89,7 +92,10 @@ def fail_on_unexpected_error(result: EpisodeResult) -> None:
 
 def run(
     repo: Annotated[str | None, typer.Option(help="Local git repository or git URL.")] = None,
-    issue: Annotated[str | None, typer.Option(help="Issue text, or a file holding it.")] = None,
+    issue: Annotated[
+        str | None,
+        typer.Option(help="Issue text, a file holding it, or a GitHub issue URL."),
+    ] = None,
     instance: Annotated[
         str | None,
         typer.Option(help="One task of a task file, FILE:ID (instead of --repo and --issue)."),
@@ -103,6 +109,16 @@ def run(
     instance_id: Annotated[str | None, typer.Option(help="Name of this run's outputs.")] = None,
     init_copy: InitCopyOption = False,
     set_: SetOption = None,
+    issue_comments: Annotated[
+        bool, typer.Option(help="With a GitHub issue URL: give the agent its comments too.")
+    ] = False,
+    open_pr: Annotated[
+        bool,
+        typer.Option(help="With a GitHub issue URL: push the patch and open a pull request."),
+    ] = False,
+    apply: Annotated[
+        bool, typer.Option(help="Apply the patch to the local --repo clone's working tree.")
+    ] = False,
 ) -> None:
     """Run the agent on one issue of one repository, or on one task of a task file."""
 
@@ -111,6 +127,16 @@ def run(
             if repo is not None or issue is not None or commit is not None:
                 fail("--instance names the repository and the issue: drop --repo/--issue/--commit")
             run_task(instance)
+            return
+        from swe_aci.github.issue import parse_issue_url
+
+        issue_ref = parse_issue_url(issue) if issue is not None else None
+        if issue_ref is None and open_pr:
+            fail("--open-pr needs a GitHub issue URL as --issue")
+        if apply and (repo is None or is_remote_location(repo)):
+            fail("--apply needs --repo naming a local clone to apply the patch to")
+        if issue_ref is not None:
+            run_github_issue(issue_ref)
             return
         if repo is None or issue is None:
             fail("give --repo and --issue, or one task of a task file with --instance FILE:ID")
@@ -133,6 +159,45 @@ def run(
             )
         print_result(result)
         fail_on_unexpected_error(result)
+        if apply:
+            apply_submission(repo, result)
+
+    def run_github_issue(issue_ref: IssueRef) -> None:
+        from swe_aci.episode import RepoSource, run_episode
+        from swe_aci.github.workflow import issue_workspace
+
+        episode_config = build_config(
+            config, set_ or [], **{"model.name": model, "env.backend": env, "env.image": image}
+        )
+        require_model(episode_config)
+        check_writable(output_dir)
+        local = repo is not None and not is_remote_location(repo)
+        with (
+            resolved_repo(repo, init_copy) if local else contextlib.nullcontext(None) as location,
+            issue_workspace(
+                issue_ref,
+                episode_config.github,
+                clone_from=repo,
+                local_repository=location,
+                commit=commit,
+                with_comments=issue_comments,
+                need_token=open_pr,
+            ) as workspace,
+        ):
+            result = run_episode(
+                episode_config,
+                RepoSource(workspace.location, workspace.base_commit),
+                workspace.issue.problem_statement(),
+                instance_id=instance_id or issue_ref.instance_id,
+                output_dir=output_dir,
+                on_step=print_step,
+            )
+            print_result(result)
+            fail_on_unexpected_error(result)
+            if apply:
+                apply_submission(repo or workspace.location, result)
+            if open_pr:
+                report_pull_request(workspace, result)
 
     def run_task(spec: str) -> None:
         from swe_aci.batch.instance import run_task_episode
@@ -155,6 +220,45 @@ def run(
         fail_on_unexpected_error(result)
 
     guarded(body, interrupted=TRAJECTORY_SAVED)
+
+
+def is_remote_location(location: str) -> bool:
+    from swe_aci.env.repo import is_remote
+
+    return is_remote(location)
+
+
+def apply_submission(repository: str, result: EpisodeResult) -> None:
+    """`--apply`: the patch into the user's working tree, whole or not at all."""
+    from swe_aci.github.client import GitHubError
+    from swe_aci.github.git import Git, apply_patch
+
+    if not result.submission.strip():
+        typer.echo("nothing to apply: the episode submitted an empty patch")
+        return
+    git = Git(token=None)
+    try:
+        apply_patch(git, Path(repository), result.submission)
+    except GitHubError as error:
+        fail(f"{error}; the patch is saved in {result.trajectory_path.with_suffix('.patch')}")
+    finally:
+        git.close()
+    typer.echo(f"applied the patch to {repository}")
+
+
+def report_pull_request(workspace: IssueWorkspace, result: EpisodeResult) -> None:
+    """`--open-pr`: the pull request of a non-empty submission; a failure keeps the patch."""
+    from swe_aci.github.client import GitHubError
+
+    if not result.submission.strip():
+        typer.echo("no pull request: the episode submitted an empty patch")
+        return
+    try:
+        pull = workspace.open_pull_request(result.submission, result.trajectory_path)
+    except GitHubError as error:
+        fail(f"{error}; the patch is saved in {result.trajectory_path.with_suffix('.patch')}")
+    verb = "updated the open pull request" if pull.reused else "opened pull request"
+    typer.echo(f"{verb}: {pull.url}")
 
 
 def replay(
