@@ -5,6 +5,7 @@ and each failure a user can cause ending in one line."""
 
 from __future__ import annotations
 
+import base64
 import json
 import subprocess
 import time
@@ -15,6 +16,8 @@ import pytest
 from typer.testing import CliRunner, Result
 
 from swe_aci.cli import app
+from swe_aci.github.config import GitHubConfig
+from swe_aci.github.issue import api_url_for, parse_issue_url
 
 pytest_plugins = ["fake_github"]
 
@@ -128,10 +131,11 @@ def test_issue_to_pull_request(fake_github, upstream, work, tmp_path, monkeypatc
     assert "Fixes #7\n" not in body and not body.startswith("Fixes")
 
     # the token: in no output, no file (trajectory, clones, remotes), not in the sandbox
-    secret = fake_github.token.encode()
+    basic = base64.b64encode(f"x-access-token:{fake_github.token}".encode())
     assert fake_github.token not in result.stdout + result.stderr
     assert "token=\n" in trajectory["trajectory"][2]["observation"] + "\n"
-    assert files_holding(tmp_path, secret) == []
+    for secret in (fake_github.token.encode(), basic):
+        assert files_holding(tmp_path, secret) == []
     assert json.dumps(pull).find(fake_github.token) < 0
 
 
@@ -272,3 +276,37 @@ def test_open_pr_needs_an_issue_url(fake_github, work, make_repo) -> None:
     repo = make_repo({"a.py": "x = 1\n"})
     result = cli(fake_github, "--issue", "Fix it.", "--repo", repo, "--open-pr")
     assert_one_line_error(result, "--open-pr needs a GitHub issue URL")
+
+
+def test_issue_urls_and_the_api_they_go_to(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("GITHUB_API_URL", raising=False)
+    public = parse_issue_url("https://github.com/acme/hello/issues/7")
+    enterprise = parse_issue_url("https://git.example.com/team/tool/issues/12/")
+    assert public is not None and enterprise is not None
+    assert (str(public), public.branch, public.instance_id) == (
+        "acme/hello#7", "swe-aci/issue-7", "acme__hello-7",
+    )  # fmt: skip
+    assert api_url_for(public, GitHubConfig()) == "https://api.github.com"
+    assert api_url_for(enterprise, GitHubConfig()) == "https://git.example.com/api/v3"
+    monkeypatch.setenv("GITHUB_API_URL", "https://ghe.local/api/v3")
+    assert api_url_for(public, GitHubConfig()) == "https://ghe.local/api/v3"
+    configured = GitHubConfig(api_url="https://other/api/v3")
+    assert api_url_for(public, configured) == "https://other/api/v3"
+    for text in (
+        "https://github.com/acme/hello/pull/7",
+        "https://github.com/acme/hello/issues/seven",
+        "Fix https://github.com/acme/hello/issues/7 please",
+    ):
+        assert parse_issue_url(text) is None
+
+
+def test_the_api_url_comes_from_the_environment(fake_github, upstream, work, monkeypatch) -> None:
+    """GitHub Enterprise (and Actions) set GITHUB_API_URL; no config key needed."""
+    monkeypatch.setenv("GITHUB_API_URL", fake_github.url)
+    arguments = [
+        "run", "--env", "local", "--model", "scripted",
+        "--set", f"model.script={json.dumps(NOTHING)}", "--issue", ISSUE_URL,
+    ]  # fmt: skip
+    result = CliRunner(env=PLAIN).invoke(app, arguments)
+    assert result.exit_code == 0, result.stderr
+    assert fake_github.calls()[0] == "GET /repos/acme/hello/issues/7"

@@ -12,7 +12,7 @@ from swe_aci.github.config import API_URL_VARIABLE, PUBLIC_API_URL, GitHubConfig
 
 ISSUE_URL = re.compile(
     r"https?://(?P<host>[A-Za-z0-9.-]+(?::\d+)?)/(?P<owner>[A-Za-z0-9_.-]+)/"
-    r"(?P<name>[A-Za-z0-9_.-]+)/issues/(?P<number>\d+)/?"
+    r"(?P<name>[A-Za-z0-9_.-]+)/issues/(?P<number>\d+)/?(?:[?#]\S*)?"
 )
 
 
