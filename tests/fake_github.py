@@ -1,5 +1,5 @@
 """A fake GitHub REST API on 127.0.0.1: the endpoints `run --issue URL --open-pr` uses (issue,
-comments, repository, user, forks, pulls), with GitHub's JSON shapes, its 404 for what a token
+comments, repository, forks, pulls), with GitHub's JSON shapes, its 404 for what a token
 cannot see, and its rate-limit headers. Repositories are local bare git repositories: their
 `clone_url` is a file:// URL, so git clones and pushes for real.
 
@@ -107,10 +107,6 @@ class FakeGitHub:
             return 401, {"message": "Bad credentials"}, {}
         parts = [part for part in urlsplit(path).path.split("/") if part]
         query = parse_qs(urlsplit(path).query)
-        if parts == ["user"] and method == "GET":
-            if not authenticated:
-                return 401, {"message": "Requires authentication"}, {}
-            return 200, {"login": self.login, "id": 1, "type": "User"}, {}
         if len(parts) < 3 or parts[0] != "repos":
             return 404, {"message": "Not Found"}, {}
         full_name = f"{parts[1]}/{parts[2]}"

@@ -148,7 +148,6 @@ def test_without_push_access_the_branch_goes_to_a_fork(
     assert result.exit_code == 0, result.stderr
     assert fake_github.calls()[2:] == [
         "GET /repos/acme/hello",
-        "GET /user",
         "POST /repos/acme/hello/forks",
         "GET /repos/octo-user/hello",
         "GET /repos/acme/hello/pulls?head=octo-user%3Aswe-aci%2Fissue-7&state=open",
@@ -203,6 +202,15 @@ def test_a_bad_token(fake_github, upstream, work, monkeypatch) -> None:
     result = cli(fake_github, "--issue", ISSUE_URL)
     line = assert_one_line_error(result, "GitHub refused the token (401 Bad credentials)")
     assert "ghp_wrong_token_XYZ" not in line
+
+
+def test_an_unreachable_api(fake_github, upstream, work) -> None:
+    result = cli(
+        fake_github, "--issue", ISSUE_URL,
+        "--set", "github.retries=1", "--set", "github.api_url=http://127.0.0.1:1",
+    )  # fmt: skip
+    assert_one_line_error(result, "cannot reach the GitHub API at http://127.0.0.1:1 (issue")
+    assert list(work.iterdir()) == []
 
 
 def test_an_exhausted_rate_limit_ends_at_once(fake_github, upstream, work) -> None:

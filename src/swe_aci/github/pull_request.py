@@ -84,13 +84,13 @@ def push_target(
     client: GitHubClient, issue: Issue, repository: dict[str, Any], fork_wait: float
 ) -> tuple[str, str]:
     """(clone URL to push to, owner of the head branch): the repository when the token's user
-    may push to it, else that user's fork, created if there is none."""
+    may push to it, else that user's fork (POST /forks returns the existing one if any)."""
     ref = issue.ref
     if (repository.get("permissions") or {}).get("push"):
         return repository["clone_url"], ref.owner
-    login = client.get("/user", "the token's user")["login"]
     fork = client.post(f"{ref.repo_path}/forks", f"a fork of {ref.full_name}", {})
-    fork_path = f"/repos/{fork['owner']['login']}/{fork['name']}"
+    login = fork["owner"]["login"]  # the token's user: GitHub forks into the caller's account
+    fork_path = f"/repos/{login}/{fork['name']}"
     deadline = time.monotonic() + fork_wait
     while True:  # GitHub creates forks asynchronously
         try:

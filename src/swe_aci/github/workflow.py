@@ -32,8 +32,6 @@ class IssueWorkspace:
     config: GitHubConfig
 
     def open_pull_request(self, patch: str, trajectory_path: Path) -> PullRequest:
-        if not self.client.has_token:
-            raise GitHubError(f"opening a pull request needs a token: set {TOKEN_VARIABLE}")
         return open_pull_request(
             self.client,
             self.git,
