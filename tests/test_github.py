@@ -282,8 +282,9 @@ def test_apply_needs_a_local_repository(fake_github, upstream, work) -> None:
 
 def test_open_pr_needs_an_issue_url(fake_github, work, make_repo) -> None:
     repo = make_repo({"a.py": "x = 1\n"})
-    result = cli(fake_github, "--issue", "Fix it.", "--repo", repo, "--open-pr")
-    assert_one_line_error(result, "--open-pr needs a GitHub issue URL")
+    for flag in ("--open-pr", "--issue-comments"):
+        result = cli(fake_github, "--issue", "Fix it.", "--repo", repo, flag)
+        assert_one_line_error(result, f"{flag} needs a GitHub issue URL")
 
 
 def test_issue_urls_and_the_api_they_go_to(monkeypatch: pytest.MonkeyPatch) -> None:

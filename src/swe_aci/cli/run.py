@@ -131,8 +131,9 @@ def run(
         from swe_aci.github.issue import parse_issue_url
 
         issue_ref = parse_issue_url(issue) if issue is not None else None
-        if issue_ref is None and open_pr:
-            fail("--open-pr needs a GitHub issue URL as --issue")
+        if issue_ref is None and (open_pr or issue_comments):
+            flag = "--open-pr" if open_pr else "--issue-comments"
+            fail(f"{flag} needs a GitHub issue URL as --issue")
         if apply and (repo is None or is_remote_location(repo)):
             fail("--apply needs --repo naming a local clone to apply the patch to")
         if issue_ref is not None:
