@@ -12,7 +12,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from swe_aci.aci import ACIConfig
 from swe_aci.agent.config import AgentConfig
@@ -25,6 +25,8 @@ from swe_aci.env.repo import repo_name
 from swe_aci.github.config import GitHubConfig
 from swe_aci.models.config import ModelConfig
 from swe_aci.records import check_instance_id, instance_id_from
+
+TEXT_EDITOR_COMMANDS = ("view", "create_file", "str_replace", "insert")
 
 
 class InstanceBusy(Exception):
@@ -42,6 +44,25 @@ class EpisodeConfig(BaseModel):
     model: ModelConfig = Field(default_factory=dict, validate_default=True)
     env: EnvConfig = Field(default_factory=EnvConfig)
     github: GitHubConfig = Field(default_factory=GitHubConfig)
+
+    @model_validator(mode="after")
+    def _text_editor_fits(self) -> EpisodeConfig:
+        """Anthropic's text editor tool needs an Anthropic model and the str_replace set."""
+        tool_type = self.agent.anthropic_text_editor
+        if tool_type is None:
+            return self
+        if not self.model.name.startswith("anthropic/"):
+            raise ValueError(
+                f"agent.anthropic_text_editor: {tool_type} is Anthropic's tool; "
+                f"model {self.model.name!r} is not an anthropic/ model"
+            )
+        missing = [c for c in TEXT_EDITOR_COMMANDS if c not in self.aci.commands]
+        if missing:
+            raise ValueError(
+                "agent.anthropic_text_editor: aci.commands lacks the str_replace set's "
+                f"{', '.join(missing)}"
+            )
+        return self
 
 
 def load_config(path: str | Path | None = None, overrides: Sequence[str] = ()) -> EpisodeConfig:
