@@ -31,6 +31,7 @@ LAYERS: tuple[str, ...] = (
     "tasks",
     "aci",
     "agent",
+    "github",
     "recipes",
     "episode",
     "episode_display",

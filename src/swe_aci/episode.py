@@ -22,6 +22,7 @@ from swe_aci.agent.trajectory import TrajectoryError
 from swe_aci.configuration import ConfigError, load_validated, resolve_config_path
 from swe_aci.env.config import EnvConfig, Workspace
 from swe_aci.env.repo import repo_name
+from swe_aci.github.config import GitHubConfig
 from swe_aci.models.config import ModelConfig
 from swe_aci.records import check_instance_id, instance_id_from
 
@@ -42,6 +43,7 @@ class EpisodeConfig(BaseModel):
     aci: ACIConfig = Field(default_factory=ACIConfig)
     model: ModelConfig = Field(default_factory=dict, validate_default=True)
     env: EnvConfig = Field(default_factory=EnvConfig)
+    github: GitHubConfig = Field(default_factory=GitHubConfig)
 
     @model_validator(mode="after")
     def _text_editor_fits(self) -> EpisodeConfig:
