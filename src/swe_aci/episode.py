@@ -34,6 +34,7 @@ from swe_aci.env.base import SandboxError
 from swe_aci.env.config import EnvConfig
 from swe_aci.env.repo import init_copy, is_git_repository, is_remote, repo_name
 from swe_aci.models.config import ModelConfig
+from swe_aci.pipeline.config import AgentStrategy, PipelineStrategy, Strategy
 
 FILE_SUFFIX = re.compile(r"\.[A-Za-z][A-Za-z0-9]{0,7}")
 
@@ -52,6 +53,9 @@ class EpisodeConfig(BaseModel):
     aci: ACIConfig = Field(default_factory=ACIConfig)
     model: ModelConfig = Field(default_factory=dict, validate_default=True)
     env: EnvConfig = Field(default_factory=EnvConfig)
+    strategy: Strategy = Field(
+        default_factory=AgentStrategy, description="the agent loop, or the pipeline"
+    )
 
 
 def load_config(path: str | Path | None = None, overrides: Sequence[str] = ()) -> EpisodeConfig:
@@ -245,6 +249,16 @@ def run_episode(
     from swe_aci.models.factory import make_model
 
     check_instance_id(instance_id)
+    if isinstance(config.strategy, PipelineStrategy):
+        return run_pipeline_episode(
+            config,
+            config.strategy,
+            source,
+            problem_statement,
+            instance_id=instance_id,
+            output_dir=output_dir,
+            on_step=on_step,
+        )
     with contextlib.ExitStack() as cleanup:
         cleanup.enter_context(instance_lock(output_dir / instance_id))
         model = make_model(config.model, reply_format(config.agent.parser))
@@ -264,3 +278,41 @@ def run_episode(
             on_step=on_step,
         )
         return agent.run(problem_statement)
+
+
+def run_pipeline_episode(
+    config: EpisodeConfig,
+    strategy: PipelineStrategy,
+    source: RepoSource,
+    problem_statement: str,
+    *,
+    instance_id: str,
+    output_dir: Path,
+    on_step: Callable[[StepRecord], None] | None = None,
+) -> EpisodeResult:
+    """`run_episode` for the pipeline strategy: the same lock, sandbox and teardown; the models
+    of every sampling setting; the ACI's lint guardrail on every edit."""
+    from swe_aci.aci.lint import Linter
+    from swe_aci.env.factory import make_environment, resolve_backend
+    from swe_aci.pipeline.models import ModelPool
+    from swe_aci.pipeline.run import Pipeline
+
+    with contextlib.ExitStack() as cleanup:
+        cleanup.enter_context(instance_lock(output_dir / instance_id))
+        models = ModelPool(config.model)
+        cleanup.callback(models.close)
+        models.get(0.0)  # a model that cannot be built fails before the sandbox exists
+        env_config = config.env.model_copy(update={"backend": resolve_backend(config.env)})
+        environment = make_environment(env_config, source.location, source.commit)
+        cleanup.callback(environment.close)
+        pipeline = Pipeline(
+            strategy,
+            models,
+            environment,
+            Linter(config.aci.lint_select) if config.aci.lint else None,
+            output_dir=output_dir,
+            instance_id=instance_id,
+            backend=env_config.backend,
+            on_step=on_step,
+        )
+        return pipeline.run(problem_statement)
