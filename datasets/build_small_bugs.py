@@ -28,7 +28,9 @@ def git_diff(path: str, before: str, after: str) -> str:
         header = f"diff --git a/{path} b/{path}\n--- a/{path}\n+++ b/{path}\n"
         lines = difflib.unified_diff(before.splitlines(True), after.splitlines(True), n=3)
     else:
-        header = f"diff --git a/{path} b/{path}\nnew file mode 100644\n--- /dev/null\n+++ b/{path}\n"
+        header = (
+            f"diff --git a/{path} b/{path}\nnew file mode 100644\n--- /dev/null\n+++ b/{path}\n"
+        )
         lines = difflib.unified_diff([], after.splitlines(True), n=3)
     body = [line for line in lines if not line.startswith(("---", "+++"))]
     return header + "".join(body)
@@ -52,9 +54,7 @@ def row(spec: dict) -> dict:
     after = before.replace(spec["old"], spec["new"])
     existing = sorted((package / "tests").glob("test_*.py"))
     passing = [
-        test
-        for path in existing
-        for test in test_ids(f"tests/{path.name}", path.read_text())
+        test for path in existing for test in test_ids(f"tests/{path.name}", path.read_text())
     ]
     return {
         "instance_id": f"small__{spec['name']}",

@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from swe_aci.aci import ACIConfig
 from swe_aci.agent.config import (
@@ -33,7 +33,7 @@ from swe_aci.agent.trajectory import (
 from swe_aci.env.base import SandboxError
 from swe_aci.env.config import EnvConfig
 from swe_aci.env.repo import init_copy, is_git_repository, is_remote, repo_name
-from swe_aci.models.config import ModelConfig
+from swe_aci.models.config import LocalConfig, ModelConfig
 from swe_aci.pipeline.config import AgentStrategy, PipelineStrategy, Strategy
 
 FILE_SUFFIX = re.compile(r"\.[A-Za-z][A-Za-z0-9]{0,7}")
@@ -56,6 +56,18 @@ class EpisodeConfig(BaseModel):
     strategy: Strategy = Field(
         default_factory=AgentStrategy, description="the agent loop, or the pipeline"
     )
+
+    @model_validator(mode="after")
+    def _local_model_speaks_text(self) -> EpisodeConfig:
+        """llama.cpp's tool calls through the chat template never parsed one call of the local
+        models (exit_format after 3 turns): refused before any model loads."""
+        local = isinstance(self.model, LocalConfig)
+        if local and self.strategy.type == "agent" and self.agent.parser == "tool_calls":
+            raise ValueError(
+                "agent.parser=tool_calls does not work with the local model: use "
+                "agent.parser=thought_action (the default)"
+            )
+        return self
 
 
 def load_config(path: str | Path | None = None, overrides: Sequence[str] = ()) -> EpisodeConfig:

@@ -6,11 +6,11 @@ The pipeline's prompts are Jinja templates in the config, like the agent's.
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 import jinja2
 import jinja2.meta
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, model_validator
 
 JINJA = jinja2.Environment(
     undefined=jinja2.StrictUndefined,
@@ -103,7 +103,7 @@ class ValidateConfig(BaseModel):
 
     test_command: str = Field(
         "python -m pytest -q -p no:cacheprovider -rA",
-        description="runs test files given after it, from the repository root; prints `-rA` lines",
+        description="pytest with -rA; run from the repository root with --rootdir and the files",
     )
     timeout: float = Field(120.0, gt=0, description="seconds for one test run")
     max_test_files: int = Field(10, ge=0, description="existing test files run; 0: none")
@@ -125,5 +125,18 @@ class PipelineStrategy(BaseModel):
     )
 
 
-Strategy = Annotated[AgentStrategy | PipelineStrategy, Field(discriminator="type")]
+def _strategy_type(section: Any) -> Any:
+    if isinstance(section, dict):
+        return section.get("type", "agent")
+    return getattr(section, "type", None)
+
+
+Strategy = Annotated[
+    Annotated[AgentStrategy, Tag("agent")] | Annotated[PipelineStrategy, Tag("pipeline")],
+    Discriminator(
+        _strategy_type,
+        custom_error_type="invalid_strategy",
+        custom_error_message="strategy.type must be agent or pipeline",
+    ),
+]
 """The `strategy:` section: `{type: agent}` (the default) or `{type: pipeline, ...}`."""

@@ -39,7 +39,7 @@ from swe_aci.pipeline.localize import (
 )
 from swe_aci.pipeline.models import ModelPool
 from swe_aci.pipeline.repair import Dropped, Edit, code_blocks, make_edit
-from swe_aci.pipeline.sandbox import Sandbox, fails_as_reproduction
+from swe_aci.pipeline.sandbox import REPRODUCTION_FILE, Sandbox, fails_as_reproduction
 from swe_aci.pipeline.skeleton import Location, context_lines, module_name
 from swe_aci.rag.documents import BaseTree
 
@@ -287,14 +287,16 @@ class Pipeline:
             path = group.location.path
             self.sandbox.write(path, group.edit.text)
             try:
-                if reproduced:
-                    run = self.sandbox.run_reproduction()
-                    group.reproduced = bool(run.statuses) and run.passed == set(run.statuses)
-                if base_passed is not None:
-                    after = self.sandbox.run_tests(files)
-                    group.regressions = len(base_passed - after.passed)
+                run = self.sandbox.run_tests(
+                    [*([REPRODUCTION_FILE] if reproduced else []), *(files if base_passed else [])]
+                )
             finally:
                 self.sandbox.write(path, tree[path])
+            if reproduced:
+                reproduction = run.of(REPRODUCTION_FILE)
+                group.reproduced = bool(reproduction) and reproduction <= run.passed
+            if base_passed is not None:
+                group.regressions = len(base_passed - run.passed)
             self._step(
                 f"validate {number}/{len(groups)}",
                 "candidate tested",

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from swe_aci.env.base import Environment
 from swe_aci.evaluate.parsers import StatusMap, TestStatus, parse_pytest
 
-REPRODUCTION_FILE = ".git/swe-aci-pipeline/test_issue.py"
+REPRODUCTION_FILE = ".git/swe-aci-pipeline/test_swe_aci_reproduction.py"
 PASSING = (TestStatus.PASSED, TestStatus.XFAIL)
 # A reproduction failing on these at the base tests nothing of the issue.
 BROKEN_TEST = re.compile(
@@ -35,6 +35,11 @@ class TestRun:
     @property
     def passed(self) -> set[str]:
         return {test for test, status in self.statuses.items() if status in PASSING}
+
+    def of(self, file: str) -> set[str]:
+        """The ids of the tests of `file` that ran."""
+        name = posixpath.basename(file)
+        return {test for test in self.statuses if posixpath.basename(test.split("::")[0]) == name}
 
     def tail(self) -> str:
         return self.output[-OUTPUT_TAIL:]
@@ -56,7 +61,8 @@ class Sandbox:
 
     def run_tests(self, files: list[str]) -> TestRun:
         quoted = " ".join(shlex.quote(self.path(file)) for file in files)
-        command = f"cd {shlex.quote(self.env.repo_path)} && {self.test_command} {quoted}"
+        root = shlex.quote(self.env.repo_path)
+        command = f"cd {root} && {self.test_command} --rootdir {root} {quoted}"
         result = self.env.run(command, timeout=self.timeout)
         return TestRun(parse_pytest(result.output), result.output, result.timed_out)
 
