@@ -1,5 +1,4 @@
 import pytest
-
 from roman import check_range, to_roman
 
 

@@ -1,5 +1,4 @@
 import pytest
-
 from tempconv import celsius_to_fahrenheit, format_temperature
 
 
