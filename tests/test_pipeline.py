@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -244,3 +245,76 @@ def test_a_reproduction_must_fail_on_the_issue_not_on_its_own_mistakes() -> None
     assert "did not run" in (fails_as_reproduction(run(TestStatus.ERROR)) or "")
     broken = run(TestStatus.FAILED, "E   NameError: name 'top_word' is not defined")
     assert "import or name error" in (fails_as_reproduction(broken) or "")
+
+
+# -- honesty ---------------------------------------------------------------------------------
+
+MARKERS = {
+    "patch": "GOLD-FIX-7f3a",
+    "test_patch": "HIDDEN-TEST-91c2",
+    "FAIL_TO_PASS": "test_f2p_marker_5d1e",
+    "PASS_TO_PASS": "test_p2p_marker_a8b0",
+    "hints_text": "HINT-MARKER-0c4d",
+}
+
+
+def test_no_prompt_and_no_sandbox_file_holds_the_tasks_answers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The task row carries the gold patch, the hidden tests and their ids: the pipeline (every
+    prompt of every stage, and the chooser's tests) runs on the issue and the repository only.
+    While it runs, after every step, the whole sandbox (and the recipe's cache it is built from)
+    is searched for the answers."""
+    from swe_aci.batch.instance import run_task_episode
+    from swe_aci.env.config import EnvConfig
+    from swe_aci.recipes import task_environment
+    from swe_aci.tasks import load_tasks
+
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))  # where sandboxes are made
+    source = wordcount_repo(tmp_path / "wordcount")
+    row = {
+        "instance_id": "wordcount-honest",
+        "repo": "demo/wordcount",
+        "problem_statement": ISSUE,
+        "hints_text": MARKERS["hints_text"],
+        "patch": "--- a/wordcount/counter.py\n+++ b/wordcount/counter.py\n@@ -21 +21 @@\n"
+        f"-    return ranked[: n - 1]\n+    return ranked[:n]  # {MARKERS['patch']}\n",
+        "test_patch": "--- /dev/null\n+++ b/tests/test_hidden.py\n@@ -0,0 +1 @@\n"
+        f"+# {MARKERS['test_patch']}\n",
+        "FAIL_TO_PASS": [f"tests/test_hidden.py::{MARKERS['FAIL_TO_PASS']}"],
+        "PASS_TO_PASS": [f"tests/test_counter.py::{MARKERS['PASS_TO_PASS']}"],
+        "environment": {"source": {"path": str(source)}, "test_cmd": "pytest -rA"},
+    }
+    task_file = tmp_path / "tasks.jsonl"
+    task_file.write_text(json.dumps(row) + "\n")
+    task = load_tasks(task_file).tasks[0]
+    config = pipeline_config(SCRIPT, "local")
+    environment = task_environment(task, EnvConfig(backend="local"), cache_dir=tmp_path / "cache")
+    searched: list[int] = []
+
+    def search_the_sandbox(_step: object) -> None:
+        files = [
+            p for root in (scratch, tmp_path / "cache") for p in root.rglob("*") if p.is_file()
+        ]
+        assert any(p.name == "counter.py" for p in scratch.rglob("*"))  # the sandbox is there
+        for path in files:
+            content = path.read_bytes()
+            for key, marker in MARKERS.items():
+                assert marker.encode() not in content, f"{key} found in {path}"
+        searched.append(len(files))
+
+    result = run_task_episode(
+        task, environment, config, tmp_path / "out", on_step=search_the_sandbox
+    )
+    assert result.exit_status == "submitted" and len(searched) == 11
+    trajectory = (tmp_path / "out/wordcount-honest/wordcount-honest.traj").read_text()
+    prompts = [
+        m["content"]
+        for m in load_trajectory(tmp_path / "out/wordcount-honest/wordcount-honest.traj")["history"]
+        if m["role"] == "user"
+    ]
+    assert len(prompts) == 7
+    for key, marker in MARKERS.items():
+        assert marker not in trajectory, key
