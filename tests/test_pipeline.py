@@ -318,3 +318,20 @@ def test_no_prompt_and_no_sandbox_file_holds_the_tasks_answers(
     assert len(prompts) == 7
     for key, marker in MARKERS.items():
         assert marker not in trajectory, key
+
+
+def test_typing_names_a_model_forgot_to_import_are_imported() -> None:
+    text = '"""Doc."""\n\nimport os\n\n\ndef first(items):\n    return items[0]\n'
+    location = locations("m.py", text)[0]
+    reply = fenced(
+        "def first(items: List[int]) -> Optional[int]:\n    return items[0] if items else None\n"
+    )
+    edit = make_edit(text, location, reply, Linter(DEFAULT_LINT_SELECT))
+    assert edit.text.startswith('"""Doc."""\n\nimport os\nfrom typing import List, Optional\n')
+    with pytest.raises(Dropped, match="lint: F821"):
+        make_edit(
+            text,
+            location,
+            fenced("def first(items: List[int]):\n    return nothing\n"),
+            Linter(DEFAULT_LINT_SELECT),
+        )

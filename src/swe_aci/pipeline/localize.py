@@ -31,6 +31,12 @@ def candidate_locations(
     return ordered[:functions]
 
 
+def named_in(issue: str, candidates: list[Location]) -> list[Location]:
+    """The candidates whose name the issue writes as a word."""
+    mentioned = set(IDENTIFIER.findall(issue))
+    return [location for location in candidates if location.name in mentioned]
+
+
 def choice_names(candidates: list[Location]) -> list[str]:
     """What the model answers to choose each candidate: its qualified name, or `path::name` when
     two files hold the same name."""

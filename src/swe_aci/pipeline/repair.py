@@ -7,11 +7,13 @@ from __future__ import annotations
 import ast
 import re
 import textwrap
+import typing
 from dataclasses import dataclass
 
-from swe_aci.aci.lint import Linter, introduced_errors
+from swe_aci.aci.lint import Linter, LintError, introduced_errors
 from swe_aci.pipeline.skeleton import Location, parse
 
+UNDEFINED_NAME = re.compile(r"undefined name '(\w+)'")
 FENCED = re.compile(r"```[\w+-]*[^\n]*\n(.*?)(?:```|\Z)", re.DOTALL)
 
 
@@ -87,8 +89,45 @@ def make_edit(text: str, location: Location, reply: str, linter: Linter | None) 
         raise Dropped("the file no longer parses")
     if linter is not None:
         before = linter.errors(text, location.path)
-        after = linter.errors(new_text, location.path)
-        new_errors = introduced_errors(before, after, location.start, location.end, count)
+        new_errors = introduced_errors(
+            before, linter.errors(new_text, location.path), location.start, location.end, count
+        )
+        missing = typing_names(new_errors)
+        if missing and len(missing) == len(new_errors):
+            names = sorted(set(missing))
+            new_text = with_typing_import(new_text, names)  # both texts shift by one line
+            new_errors = introduced_errors(
+                linter.errors(with_typing_import(text, names), location.path),
+                linter.errors(new_text, location.path),
+                location.start + 1,
+                location.end + 1,
+                count,
+            )
         if new_errors:
             raise Dropped(f"lint: {new_errors[0].describe()} (line {new_errors[0].line})")
     return Edit(new_text, canonical, count)
+
+
+def typing_names(errors: list[LintError]) -> list[str]:
+    """The undefined names among `errors` that `typing` defines (`List`, `Optional`...): small
+    models annotate with them without importing them."""
+    names = []
+    for error in errors:
+        match = UNDEFINED_NAME.fullmatch(error.message)
+        if error.code == "F821" and match and match.group(1) in typing.__all__:
+            names.append(match.group(1))
+    return names
+
+
+def with_typing_import(text: str, names: list[str]) -> str:
+    """`text` with `from typing import <names>` after its docstring and leading imports."""
+    tree = parse(text)
+    line = 0
+    for node in tree.body if tree is not None else []:
+        docstring = isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
+        if not (docstring or isinstance(node, ast.Import | ast.ImportFrom)):
+            break
+        line = node.end_lineno or node.lineno
+    lines = text.splitlines(keepends=True)
+    lines.insert(line, f"from typing import {', '.join(names)}\n")
+    return "".join(lines)

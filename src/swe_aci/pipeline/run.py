@@ -35,6 +35,7 @@ from swe_aci.pipeline.localize import (
     choice_grammar,
     choice_names,
     chosen_index,
+    named_in,
     skeleton,
 )
 from swe_aci.pipeline.models import ModelPool
@@ -151,10 +152,13 @@ class Pipeline:
         if not candidates:
             raise Dropped("no Python function found in the repository's source files")
         details: dict[str, Any] = {"candidates": [location.label for location in candidates]}
-        if len(candidates) == 1:
-            self._step(
-                "localize", "one candidate function", f"chosen: {candidates[0].label}", details
-            )
+        named = named_in(self.problem, candidates)
+        if len(candidates) == 1 or len(named) == 1:
+            chosen = named[0] if named else candidates[0]
+            candidates = [chosen, *(c for c in candidates if c is not chosen)]
+            details["chosen"] = chosen.label
+            why = "the issue names one candidate" if named else "one candidate function"
+            self._step("localize", why, f"chosen: {chosen.label}", details)
             return candidates
         self._check_time()
         names = choice_names(candidates)
