@@ -34,7 +34,7 @@ from swe_aci.env.base import SandboxError
 from swe_aci.env.config import EnvConfig
 from swe_aci.env.repo import init_copy, is_git_repository, is_remote, repo_name
 from swe_aci.models.config import LocalConfig, ModelConfig
-from swe_aci.pipeline.config import AgentStrategy, PipelineStrategy, Strategy
+from swe_aci.pipeline.config import AgentStrategy, AttemptsStrategy, PipelineStrategy, Strategy
 
 FILE_SUFFIX = re.compile(r"\.[A-Za-z][A-Za-z0-9]{0,7}")
 
@@ -62,7 +62,8 @@ class EpisodeConfig(BaseModel):
         """llama.cpp's tool calls through the chat template never parsed one call of the local
         models (exit_format after 3 turns): refused before any model loads."""
         local = isinstance(self.model, LocalConfig)
-        if local and self.strategy.type == "agent" and self.agent.parser == "tool_calls":
+        loop = self.strategy.type in ("agent", "attempts")
+        if local and loop and self.agent.parser == "tool_calls":
             raise ValueError(
                 "agent.parser=tool_calls does not work with the local model: use "
                 "agent.parser=thought_action (the default)"
@@ -261,6 +262,16 @@ def run_episode(
     from swe_aci.models.factory import make_model
 
     check_instance_id(instance_id)
+    if isinstance(config.strategy, AttemptsStrategy):
+        return run_attempts_episode(
+            config,
+            config.strategy,
+            source,
+            problem_statement,
+            instance_id=instance_id,
+            output_dir=output_dir,
+            on_step=on_step,
+        )
     if isinstance(config.strategy, PipelineStrategy):
         return run_pipeline_episode(
             config,
@@ -328,3 +339,54 @@ def run_pipeline_episode(
             on_step=on_step,
         )
         return pipeline.run(problem_statement)
+
+
+def run_attempts_episode(
+    config: EpisodeConfig,
+    strategy: AttemptsStrategy,
+    source: RepoSource,
+    problem_statement: str,
+    *,
+    instance_id: str,
+    output_dir: Path,
+    on_step: Callable[[StepRecord], None] | None = None,
+) -> EpisodeResult:
+    """`run_episode` for several attempts of the agent loop and a chooser: each attempt a whole
+    agent-loop episode (its own sandbox and files under `<id>/attempts/`)."""
+    from swe_aci.env.factory import make_environment, resolve_backend
+    from swe_aci.pipeline.attempts import Attempts
+    from swe_aci.pipeline.models import variant
+
+    attempts_dir = output_dir / instance_id / "attempts"
+
+    def run_attempt(number: int, temperature: float, wall_time: float) -> EpisodeResult:
+        limits = config.agent.limits.model_copy(update={"wall_time": wall_time})
+        attempt = config.model_copy(
+            update={
+                "strategy": AgentStrategy(),
+                "model": variant(config.model, temperature, seed_offset=number),
+                "agent": config.agent.model_copy(update={"limits": limits}),
+            }
+        )
+        return run_episode(
+            attempt,
+            source,
+            problem_statement,
+            instance_id=f"{instance_id}.attempt{number}",
+            output_dir=attempts_dir,
+            on_step=on_step,
+        )
+
+    env_config = config.env.model_copy(update={"backend": resolve_backend(config.env)})
+    with instance_lock(output_dir / instance_id):
+        attempts = Attempts(
+            strategy,
+            run_attempt,
+            lambda: make_environment(env_config, source.location, source.commit),
+            output_dir=output_dir,
+            instance_id=instance_id,
+            backend=env_config.backend,
+            model_name=config.model.name,
+            on_step=on_step,
+        )
+        return attempts.run(problem_statement)

@@ -83,9 +83,9 @@ def reason(chosen: Group, groups: list[Group]) -> str:
     return "; ".join(parts) or "the only candidate"
 
 
-def related_tests(tree: dict[str, str], location: Location, limit: int) -> list[str]:
-    """The repository's test files that mention the edited module or function (all of them when
-    none does), at most `limit`."""
+def related_tests(tree: dict[str, str], path: str, name: str, limit: int) -> list[str]:
+    """The repository's test files that mention the module at `path` or the function `name`
+    (all of them when none does), at most `limit`."""
     if limit == 0:
         return []
     tests = sorted(
@@ -95,8 +95,8 @@ def related_tests(tree: dict[str, str], location: Location, limit: int) -> list[
         and is_test_path(path)
         and posixpath.basename(path).startswith("test")
     )
-    stem = posixpath.splitext(posixpath.basename(location.path))[0]
-    words = re.compile(rf"\b({re.escape(stem)}|{re.escape(location.name)})\b")
+    stem = posixpath.splitext(posixpath.basename(path))[0]
+    words = re.compile(rf"\b({'|'.join(re.escape(word) for word in (stem, name) if word)})\b")
     mentioning = [path for path in tests if words.search(tree[path])]
     return (mentioning or tests)[:limit]
 

@@ -125,6 +125,23 @@ class PipelineStrategy(BaseModel):
     )
 
 
+class AttemptsStrategy(BaseModel):
+    """SWE-agent 1.x's retry agent: the agent loop of `agent:` once per temperature, each in a
+    fresh sandbox, within one time budget; a chooser picks one submission by the repository's
+    own tests (fewest regressions), then the majority of attempts, then the smallest diff."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    type: Literal["attempts"]
+    temperatures: list[float] = Field(
+        default_factory=lambda: [0.0, 0.7, 0.7], min_length=1, description="one attempt each"
+    )
+    time_budget: float = Field(
+        0.0, ge=0, description="seconds for all attempts; each gets what is left as its wall time"
+    )
+    validation: ValidateConfig = Field(default_factory=ValidateConfig)
+
+
 def _strategy_type(section: Any) -> Any:
     if isinstance(section, dict):
         return section.get("type", "agent")
@@ -132,11 +149,14 @@ def _strategy_type(section: Any) -> Any:
 
 
 Strategy = Annotated[
-    Annotated[AgentStrategy, Tag("agent")] | Annotated[PipelineStrategy, Tag("pipeline")],
+    Annotated[AgentStrategy, Tag("agent")]
+    | Annotated[PipelineStrategy, Tag("pipeline")]
+    | Annotated[AttemptsStrategy, Tag("attempts")],
     Discriminator(
         _strategy_type,
         custom_error_type="invalid_strategy",
-        custom_error_message="strategy.type must be agent or pipeline",
+        custom_error_message="strategy.type must be agent, pipeline or attempts",
     ),
 ]
-"""The `strategy:` section: `{type: agent}` (the default) or `{type: pipeline, ...}`."""
+"""The `strategy:` section: `{type: agent}` (the default), `{type: pipeline, ...}` or
+`{type: attempts, ...}`."""

@@ -15,6 +15,28 @@ from swe_aci.models.config import APIConfig, ModelConfig, ReplayConfig
 from swe_aci.models.factory import make_model
 
 
+def variant(
+    config: ModelConfig,
+    temperature: float,
+    *,
+    grammar: str | None = None,
+    max_output_tokens: int | None = None,
+    seed_offset: int = 0,
+) -> ModelConfig:
+    """`config` with these sampling settings; as it is for a model without them (scripted)."""
+    if not isinstance(config, APIConfig):
+        return config
+    update: dict[str, Any] = {"temperature": temperature}
+    if "grammar" in type(config).model_fields:
+        update["grammar"] = grammar
+    if max_output_tokens is not None:
+        update["max_output_tokens"] = max_output_tokens
+    seed = config.extra_body.get("seed")
+    if isinstance(seed, int) and seed_offset:
+        update["extra_body"] = {**config.extra_body, "seed": seed + seed_offset}
+    return config.model_copy(update=update)
+
+
 class ModelPool:
     def __init__(self, config: ModelConfig) -> None:
         if isinstance(config, ReplayConfig):
@@ -34,22 +56,18 @@ class ModelPool:
         max_output_tokens: int | None = None,
         seed_offset: int = 0,
     ) -> Model:
-        config = self.config
-        if not isinstance(config, APIConfig):
-            key: tuple[Any, ...] = ()
-            update: dict[str, Any] = {}
-        else:
-            update = {"temperature": temperature}
-            if "grammar" in type(config).model_fields:
-                update["grammar"] = grammar
-            if max_output_tokens is not None:
-                update["max_output_tokens"] = max_output_tokens
-            seed = config.extra_body.get("seed")
-            if isinstance(seed, int) and seed_offset:
-                update["extra_body"] = {**config.extra_body, "seed": seed + seed_offset}
+        key: tuple[Any, ...] = ()
+        if isinstance(self.config, APIConfig):
             key = (temperature, grammar, max_output_tokens, seed_offset)
         if key not in self._models:
-            self._models[key] = make_model(config.model_copy(update=update), None)
+            settings = variant(
+                self.config,
+                temperature,
+                grammar=grammar,
+                max_output_tokens=max_output_tokens,
+                seed_offset=seed_offset,
+            )
+            self._models[key] = make_model(settings, None)
         return self._models[key]
 
     def close(self) -> None:

@@ -25,9 +25,9 @@ from swe_aci.agent.exits import (
     exit_for,
 )
 from swe_aci.agent.loop import EpisodeResult, StepRecord
-from swe_aci.agent.trajectory import TrajectoryWriter, write_predictions
+from swe_aci.agent.trajectory import write_predictions
 from swe_aci.env.base import Environment
-from swe_aci.models.base import Message, ModelReply
+from swe_aci.models.base import ModelReply
 from swe_aci.pipeline.choose import Group, best, documents_of, group_edits, reason, related_tests
 from swe_aci.pipeline.config import JINJA, PipelineStrategy
 from swe_aci.pipeline.localize import (
@@ -39,6 +39,7 @@ from swe_aci.pipeline.localize import (
     skeleton,
 )
 from swe_aci.pipeline.models import ModelPool
+from swe_aci.pipeline.record import StageRecorder
 from swe_aci.pipeline.repair import Dropped, Edit, code_blocks, make_edit
 from swe_aci.pipeline.sandbox import REPRODUCTION_FILE, Sandbox, fails_as_reproduction
 from swe_aci.pipeline.skeleton import Location, context_lines, module_name
@@ -71,13 +72,10 @@ class Pipeline:
         self.linter = linter
         self.instance_id = instance_id
         self.backend = backend
-        self.on_step = on_step
         self.directory = Path(output_dir) / instance_id
         self.trajectory_path = self.directory / f"{instance_id}.traj"
-        self.writer = TrajectoryWriter(self.trajectory_path)
-        self.history: list[Message] = []
-        self.info: dict[str, Any] = {}
-        self.started = self.last_step = time.monotonic()
+        self.record = StageRecorder(self.directory, instance_id, models.name, models.stats, on_step)
+        self.info = self.record.info
         self._groups: list[Group] = []
 
     # -- the episode -------------------------------------------------------------------------
@@ -90,7 +88,7 @@ class Pipeline:
             "problem_statement": problem_statement,
             "config": {"strategy": self.strategy.model_dump(mode="json")},
         }
-        self.writer.start(header, [], self._info())
+        self.record.start(header)
         status, submission = "exit_error", ""
         try:
             status, submission = self._stages()
@@ -99,7 +97,7 @@ class Pipeline:
             self.info.update(exit_status=INTERRUPTED, exit_signal=signal.Signals(signum).name)
             raise
         finally:
-            self.writer.finish(self._info())
+            self.record.finish()
         write_predictions(self.directory, self.instance_id, self.models.name, submission)
         return EpisodeResult(
             status,
@@ -274,7 +272,12 @@ class Pipeline:
         return False
 
     def _validate(self, tree: dict[str, str], groups: list[Group], reproduced: bool) -> None:
-        files = related_tests(tree, groups[0].location, self.strategy.validation.max_test_files)
+        files = related_tests(
+            tree,
+            groups[0].location.path,
+            groups[0].location.name,
+            self.strategy.validation.max_test_files,
+        )
         base_passed: set[str] | None = None
         if files:
             self._check_time()
@@ -336,7 +339,7 @@ class Pipeline:
 
     def _check_time(self) -> None:
         budget = self.strategy.time_budget
-        if budget and time.monotonic() - self.started >= budget:
+        if budget and time.monotonic() - self.record.started >= budget:
             raise OutOfTime
 
     def _render(self, template: str, **variables: Any) -> str:
@@ -356,35 +359,4 @@ class Pipeline:
         reply: ModelReply | None = None,
         prompt: str | None = None,
     ) -> None:
-        messages: list[Message] = []
-        query: list[Message] = []
-        if reply is not None and prompt is not None:
-            query = [{"role": "user", "content": prompt}]
-            messages = [query[0], {"role": "assistant", "content": reply.content}]
-        step = StepRecord(
-            thought=thought,
-            action=action,
-            observation=observation,
-            response=reply.content if reply is not None else "",
-            state={"stage": action.split()[0]},
-            execution_time=round(time.monotonic() - self.last_step, 3),
-            input_tokens=reply.input_tokens if reply else 0,
-            output_tokens=reply.output_tokens if reply else 0,
-            cached_tokens=reply.cached_tokens if reply else 0,
-            query=query,
-        )
-        self.history += messages
-        self.last_step = time.monotonic()
-        self.writer.append(messages, {**vars(step), "pipeline": details}, self._info())
-        if self.on_step is not None:
-            self.on_step(step)
-
-    def _info(self) -> dict[str, Any]:
-        return {
-            "exit_status": None,
-            "submission": None,
-            **self.info,
-            "model_stats": self.models.stats.to_dict(),
-            "model_name": self.models.name,
-            "elapsed_time": round(time.monotonic() - self.started, 3),
-        }
+        self.record.step(action, thought, observation, details, reply, prompt)
