@@ -335,3 +335,30 @@ def test_typing_names_a_model_forgot_to_import_are_imported() -> None:
             fenced("def first(items: List[int]):\n    return nothing\n"),
             Linter(DEFAULT_LINT_SELECT),
         )
+
+
+def test_batch_and_stats_run_the_pipeline_like_the_loop(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from batch_helpers import generated_task_file
+    from swe_aci.cli import app
+
+    task_file = generated_task_file(
+        tmp_path, 2, test_cmd="python -m pytest -rA -p no:cacheprovider"
+    )
+    fix = fenced("def add(a, b):\n    return a + b\n")
+    test = fenced("from calc import add\n\n\ndef test_issue():\n    assert add(2, 3) == 5\n")
+    out = tmp_path / "out"
+    script = json.dumps([fix, fix, fix, test, test])
+    runner = CliRunner(env={"NO_COLOR": "1", "COLUMNS": "200"})
+    batch = runner.invoke(
+        app,
+        ["batch", "--instances", str(task_file), "--env", "local", "--cache-dir", str(tmp_path / "c"), "--output-dir", str(out),
+         "--config", "pipeline",
+         "--set", "model.name=scripted", "--set", f"model.script={script}"],
+    )  # fmt: skip
+    assert batch.exit_code == 0, batch.output
+    preds = json.loads((out / "preds.json").read_text())
+    assert all("+    return a + b" in p["model_patch"] for p in preds.values()) and len(preds) == 2
+    stats = runner.invoke(app, ["stats", str(out)])
+    assert stats.exit_code == 0 and "submitted" in stats.output, stats.output
