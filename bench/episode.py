@@ -82,7 +82,8 @@ def harness_overhead(backend: str) -> float:
     Measured between consecutive steps (model query, parsing, history, templates, trajectory
     write), minus the step's own execution time; sandbox start and teardown are excluded.
     """
-    from swe_aci.episode import RepoSource, load_config, resolved_repo, run_episode
+    from swe_aci.cli.common import resolved_repo
+    from swe_aci.episode import RepoSource, load_config, run_episode
 
     overrides = [f"env.backend={backend}", f"env.image={IMAGE}", "model.name=scripted"]
     config = load_config(None, [*overrides, f"model.script={json.dumps(REPLIES)}"])

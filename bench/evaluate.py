@@ -40,6 +40,8 @@ from swe_aci.recipes.host import host_build
 from swe_aci.recipes.interpreter import find_interpreter
 from swe_aci.tasks import Task, load_tasks
 
+TEST_TIMEOUT = 600.0  # seconds the tests of one instance may run
+
 
 def evaluate_gold(
     tasks: list[Task], backend: str, cache: Path, workers: int
@@ -52,6 +54,7 @@ def evaluate_gold(
             predictions,
             EnvConfig(backend=backend),  # type: ignore[arg-type]
             Path(output),
+            timeout=TEST_TIMEOUT,
             workers=workers,
             cache_dir=cache,
         )

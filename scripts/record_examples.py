@@ -20,7 +20,8 @@ from pathlib import Path
 import yaml
 
 from swe_aci.agent.trajectory import load_trajectory
-from swe_aci.episode import RepoSource, load_config, read_issue, resolved_repo, run_episode
+from swe_aci.cli.common import read_issue, resolved_repo
+from swe_aci.episode import RepoSource, load_config, run_episode
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"

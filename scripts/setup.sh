@@ -12,7 +12,7 @@ if [ ${#need[@]} -gt 0 ]; then
     apt-get update -qq
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
   else
-    echo "setup: please install ${need[*]} (the bwrap sandbox falls back to 'local' without it)" >&2
+    echo "setup: please install ${need[*]} (without bubblewrap, --env auto stops with an error: choose --env local or docker)" >&2
   fi
 fi
 

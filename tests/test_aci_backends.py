@@ -37,9 +37,6 @@ ACTIONS = [
     "cd pkg && search_dir f1 && ls",
     "open missing.py",
 ]
-HIDDEN = (
-    "--- a/docs/My Notes.md\n+++ b/docs/My Notes.md\n@@ -1,2 +1,3 @@\n -v flag\n see f12\n+hidden\n"
-)
 BACKENDS = [
     pytest.param("bwrap", marks=pytest.mark.skipif(bool(bwrap_problem()), reason="no bwrap")),
     pytest.param("docker", marks=pytest.mark.docker),
@@ -50,8 +47,7 @@ def transcript(backend: str, repo: Path) -> tuple[list[str], str]:
     config = EnvConfig(backend=backend, image="swe-aci/base:bookworm")
     env = make_environment(config, str(repo))
     try:
-        aci = ACI(env, hidden_patch=HIDDEN)
-        env.write_file(f"{env.repo_path}/docs/My Notes.md", b"-v flag\nsee f12\nhidden\n")
+        aci = ACI(env)
         outputs = [run(aci, action) for action in ACTIONS]
         outputs.append(str(aci.state()).replace(env.repo_path, "{REPO}"))
         return outputs, aci.execute("submit").submission or ""
@@ -67,7 +63,6 @@ def test_same_observations_as_local(backend: str, make_repo: Callable[..., Path]
     assert outputs == local_outputs
     assert patch == local_patch
     assert "new dir/reproduce.py" in patch and "+    return x * 11" in patch
-    assert "hidden" not in patch
     applied = subprocess.run(
         ["git", "apply", "--check", "-"], cwd=repo, input=patch, text=True, capture_output=True
     )

@@ -11,7 +11,7 @@ import pytest
 from pydantic import ValidationError
 
 from fixtures.aci.support import Session, run, sessions
-from swe_aci.aci import ACI, ACIConfig, ActionProblem
+from swe_aci.aci import ACIConfig, ActionProblem
 
 BLOCKED = "Interactive operation '{}' is not supported by this environment"
 MISUSE = (
@@ -299,67 +299,16 @@ def test_submit_stops_the_action(session: Session) -> None:
     assert not (Path(aci.env.repo_path) / "c.txt").exists()
 
 
-HIDDEN_PATCH = """\
-diff --git a/tests/test_a.py b/tests/test_a.py
---- a/tests/test_a.py
-+++ b/tests/test_a.py
-@@ -1 +1,2 @@
- def test_one(): pass
-+def test_two(): pass
-diff --git a/tests/test_new.py b/tests/test_new.py
-new file mode 100644
---- /dev/null
-+++ b/tests/test_new.py
-@@ -0,0 +1 @@
-+def test_new(): pass
-"""
-
-
-def hidden_session(session: Session) -> tuple[ACI, str]:
-    aci = session(
-        {"src.py": "x = 1\n", "tests/test_a.py": "def test_one(): pass\n"},
-        hidden_patch=HIDDEN_PATCH,
-    )
-    root = aci.env.repo_path
-    subprocess.run(["git", "apply", "-"], cwd=root, input=HIDDEN_PATCH, text=True, check=True)
-    return aci, root
-
-
-def test_submit_removes_the_hidden_patch(session: Session) -> None:
-    aci, root = hidden_session(session)
-    run(aci, "open src.py\nedit 1:1\nx = 2\nend_of_edit")
-    index_before = git(root, "diff", "--cached", "--stat")
-    patch = aci.submission().patch
-    assert "src.py" in patch and "+x = 2" in patch and "tests/" not in patch
-    # the working tree keeps the hidden tests and the real index is untouched
-    assert (Path(root) / "tests/test_new.py").exists()
-    assert "test_two" in (Path(root) / "tests/test_a.py").read_text()
-    assert git(root, "diff", "--cached", "--stat") == index_before
-    assert sorted(p.name for p in (Path(root) / ".git").glob("swe-aci-*")) == []
-
-
-def test_submit_drops_hidden_files_the_model_also_changed(session: Session) -> None:
-    aci, _ = hidden_session(session)
-    run(aci, "echo '# model' > tests/test_new.py; echo y = 1 >> src.py")
-    observation = aci.execute("submit")
-    patch = observation.submission or ""
-    assert "+y = 1" in patch and "tests/" not in patch
-
-
-def test_submit_with_only_the_hidden_patch_is_empty(session: Session) -> None:
-    aci, _ = hidden_session(session)
-    assert aci.execute("submit").submission == ""
-
-
 def test_submit_sees_a_same_size_edit_made_in_the_checkout_second(session: Session) -> None:
     """Racy git: git compares whole-second mtimes, so an edit that keeps a file's size, made in
     the second the index was written, shows only through the index's own mtime."""
-    aci, root = hidden_session(session)
+    aci = session({"src.py": "x = 1\n"})
+    root = aci.env.repo_path
     path, index = Path(root) / "src.py", Path(root) / ".git" / "index"
     second = int(path.stat().st_mtime) - 100  # the "checkout second", safely in the past
     git(root, "config", "core.trustctime", "false")  # ctime cannot be set; leave it out
     os.utime(path, (second, second))
-    # the index now caches that mtime (exit 1: the hidden patch left other files modified)
+    # the index now caches that mtime
     subprocess.run(["git", "update-index", "-q", "--refresh"], cwd=root, check=False)
     run(aci, "open src.py\nedit 1:1\nx = 2\nend_of_edit")
     for touched in (path, index):

@@ -10,13 +10,11 @@ import pytest
 from swe_aci.agent.templates import demonstration_text
 from swe_aci.agent.trajectory import (
     TrajectoryError,
-    instance_id_from,
-    is_valid_instance_id,
     load_trajectory,
     recorded_problem_statement,
-    write_json_atomic,
     write_predictions,
 )
+from swe_aci.records import instance_id_from, is_valid_instance_id, write_json_atomic
 
 PAPER_ERA = {
     "environment": "swe_main",

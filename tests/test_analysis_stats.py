@@ -12,8 +12,8 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from swe_aci.analysis.cli import stats_command
 from swe_aci.analysis.stats import read_run, summarize
+from swe_aci.cli.compare import stats_command
 
 PLAIN = {"NO_COLOR": "1", "FORCE_COLOR": None, "TTY_COMPATIBLE": None, "COLUMNS": "200"}
 PAPER_ERA = Path(__file__).parent / "fixtures" / "paper_era" / "calc__calc-1.traj"
@@ -123,7 +123,6 @@ def test_aggregates(run_dir: Path) -> None:
     }
     assert run.mean_turns == pytest.approx((4 + 2 + 11) / 3) and run.median_turns == 4
     assert (run.edits, run.failed_edits, run.instances_with_failed_edit) == (6, 3, 2)
-    assert run.failed_edit_share == 0.5
     assert run.total_cost == pytest.approx(0.5 + 0.25 + 0.4127)
     assert run.mean_cost == pytest.approx((0.5 + 0.25 + 0.4127) / 3)
     assert len(run.problems) == 1 and run.problems[0].startswith("broken: ")

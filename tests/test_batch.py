@@ -18,7 +18,9 @@ from typer.testing import CliRunner, Result
 
 from batch_helpers import EDIT, SUBMIT, generated_task_file, scripted_overrides
 from swe_aci.agent.trajectory import load_trajectory
+from swe_aci.batch.outputs import BatchOutputs, InstanceResult, OutputsError
 from swe_aci.cli import app
+from swe_aci.records import Prediction
 
 PLAIN = {"NO_COLOR": "1", "FORCE_COLOR": None, "TTY_COMPATIBLE": None, "COLUMNS": "200"}
 SRC = str(Path(__file__).resolve().parents[1] / "src")
@@ -134,7 +136,8 @@ def test_a_fatal_model_error_stops_the_batch_with_one_line(tmp_path: Path) -> No
     assert result.exit_code == 1, result.output
     lines = [line for line in result.stderr.splitlines() if line.strip()]
     assert len(lines) == 1 and lines[0].startswith("error: batch stopped:"), result.stderr
-    assert results(out) == {} if (out / "results.json").exists() else True
+    # no instance finished, so none is recorded: the same command runs them all again
+    assert not (out / "results.json").exists() and not (out / "preds.json").exists()
 
 
 def run_batch_process(
@@ -279,3 +282,35 @@ def test_the_shell_only_baseline_produces_predictions(tmp_path: Path) -> None:
     assert yaml.safe_load((out / "run.yaml").read_text())["config"]["description"].startswith(
         "The paper's shell-only baseline"
     )
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        '{"a": {"instance_id": "a", "model_patch": 3}}',
+        '{"a": "not a record"}',
+        "[1, 2]",
+    ],
+)
+def test_a_malformed_preds_json_is_one_line_and_left_alone(tmp_path: Path, content: str) -> None:
+    """Predictions written earlier are read back through the one prediction record: a row that is
+    not one stops the batch with one line naming the file, which is not rewritten."""
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "preds.json").write_text(content)
+    with pytest.raises(OutputsError, match=r"preds\.json") as error:
+        BatchOutputs(out)
+    assert "\n" not in str(error.value)
+    assert (out / "preds.json").read_text() == content
+
+
+def test_the_recorded_prediction_is_the_one_record(tmp_path: Path) -> None:
+    outputs = BatchOutputs(tmp_path / "out")
+    outputs.record(InstanceResult("a", "submitted", model_patch="diff\n", model_name="m"))
+    again = BatchOutputs(tmp_path / "out")
+    assert again.predictions == {
+        "a": Prediction(instance_id="a", model_name_or_path="m", model_patch="diff\n")
+    }
+    assert json.loads((tmp_path / "out" / "preds.json").read_text()) == {
+        "a": {"instance_id": "a", "model_name_or_path": "m", "model_patch": "diff\n"}
+    }

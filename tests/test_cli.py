@@ -12,12 +12,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import typer
 import yaml
 from typer.testing import CliRunner, Result
 
-from swe_aci.agent.config import builtin_config_dir
 from swe_aci.agent.trajectory import load_trajectory
-from swe_aci.cli import app
+from swe_aci.cli import REGISTRY, app
+from swe_aci.configuration import builtin_config_dir
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
@@ -149,7 +150,7 @@ BAD_INPUTS = [
         ],
         "agent.parser=tool_calls does not work with the local model",
         id="local-tool-calls",
-    ),  # fmt: skip
+    ),
     pytest.param(
         ["run", "--repo", "{repo}", "--issue", "fix it", *SCRIPTED, "--output-dir", "a_file/out"],
         "output directory a_file/out is not writable",
@@ -202,19 +203,37 @@ def test_bad_input_through_the_real_entry_point(work: Path) -> None:
     assert result.stdout == ""
 
 
-COMMANDS = [c.name or c.callback.__name__ for c in app.registered_commands if c.callback]
+def command_paths() -> list[tuple[str, ...]]:
+    """Every command and every group with each of its subcommands, from the CLI's registry."""
+    paths: list[tuple[str, ...]] = []
+    for name, entry in REGISTRY.items():
+        paths.append((name,))
+        if isinstance(entry, typer.Typer):
+            assert entry.registered_commands, name
+            for command in entry.registered_commands:
+                assert command.callback is not None
+                paths.append((name, command.name or command.callback.__name__))
+    return paths
 
 
-@pytest.mark.parametrize("command", [None, *COMMANDS])
-def test_help_of_every_command(command: str | None) -> None:
-    result = cli(*([command] if command else []), "--help")
+COMMAND_PATHS = command_paths()
+
+
+def test_the_help_covers_every_group() -> None:
+    groups = {path[0] for path in COMMAND_PATHS if len(path) == 2}
+    assert {"models", "images", "tasks"} <= groups
+
+
+@pytest.mark.parametrize("path", [(), *COMMAND_PATHS], ids=lambda path: " ".join(path) or "top")
+def test_help_of_every_command(path: tuple[str, ...]) -> None:
+    result = cli(*path, "--help")
     assert result.exit_code == 0, result.stderr
     assert result.stderr == ""
-    if command is None:
+    if not path:
         assert "Usage: " in result.stdout
-        assert all(name in result.stdout for name in COMMANDS)
+        assert all(name in result.stdout for name in REGISTRY)
     else:
-        assert f" {command} [OPTIONS]" in result.stdout
+        assert f" {' '.join(path)} [OPTIONS]" in result.stdout
         assert "--help" in result.stdout
 
 
@@ -374,7 +393,7 @@ def test_a_builtin_config_in_a_group_is_listed_and_runs_by_name(
     (builtin / "ablations" / "window_30.yaml").write_text(
         'extends: default\ndescription: "a 30-line window"\naci:\n  window: 30\n'
     )
-    monkeypatch.setattr("swe_aci.agent.config.builtin_config_dir", lambda: builtin)
+    monkeypatch.setattr("swe_aci.configuration.builtin_config_dir", lambda: builtin)
     listed = cli("configs")
     assert "ablations/window_30  a 30-line window" in listed.stdout
     result = cli(

@@ -62,7 +62,11 @@ class Run:
         found, queue = set(), [self.process.pid]
         while queue:
             pid = queue.pop()
-            for task in Path(f"/proc/{pid}/task").glob("*"):
+            try:  # the process may end while its threads are listed
+                tasks = list(Path(f"/proc/{pid}/task").glob("*"))
+            except FileNotFoundError:
+                continue
+            for task in tasks:
                 try:
                     children = (task / "children").read_text().split()
                 except OSError:

@@ -20,8 +20,8 @@ import pytest
 import typer
 from typer.testing import CliRunner, Result
 
-from swe_aci.analysis.cli import compare_command, stats_command
 from swe_aci.analysis.compare import CompareError, resolve_config
+from swe_aci.cli.compare import compare_command, stats_command
 
 PLAIN = {"NO_COLOR": "1", "FORCE_COLOR": None, "TTY_COMPATIBLE": None, "COLUMNS": "250"}
 CALC = "def add(a, b):\n    return a - b\n"
@@ -186,7 +186,7 @@ def test_config_names(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (builtin / "ablations").mkdir(parents=True)
     (builtin / "default.yaml").write_text("description: d\n")
     (builtin / "ablations" / "window_30.yaml").write_text("extends: default\n")
-    monkeypatch.setattr("swe_aci.agent.config.builtin_config_dir", lambda: builtin)
+    monkeypatch.setattr("swe_aci.configuration.builtin_config_dir", lambda: builtin)
     assert resolve_config("ablations/window_30") == (
         "ablations/window_30",
         builtin / "ablations" / "window_30.yaml",
@@ -251,7 +251,7 @@ def test_ctrl_c_stops_then_the_same_command_resumes(tmp_path: Path) -> None:
     args[args.index(f"model.script={json.dumps(SCRIPT)}")] = f"model.script={json.dumps(slow)}"
     program = (
         "import typer\n"
-        "from swe_aci.analysis.cli import compare_command, stats_command\n"
+        "from swe_aci.cli.compare import compare_command, stats_command\n"
         "app = typer.Typer()\n"
         "app.command('compare')(compare_command)\n"
         "app.command('stats')(stats_command)\n"

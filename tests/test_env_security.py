@@ -19,12 +19,10 @@ import pytest
 
 from env_helpers import BACKENDS, DOCKER_IMAGE, SANDBOXED, skip_unavailable
 from swe_aci.aci import ACI
-from swe_aci.aci.submit import take_submission
 from swe_aci.env import EnvConfig, Environment, make_environment
 from swe_aci.env.base import FileTooLargeError, NotARegularFileError, SandboxError
 
 FILES: dict[str, str | bytes] = {"a.txt": "alpha\n", "pkg/mod.py": "x = 1\n"}
-HIDDEN = "--- a/pkg/mod.py\n+++ b/pkg/mod.py\n@@ -1 +1,2 @@\n x = 1\n+hidden = True\n"
 OpenEnv = Callable[..., Environment]
 
 
@@ -90,8 +88,7 @@ def test_agent_git_config_never_runs_on_the_host(
     ok(env, f"export CMD={shlex.quote(f'touch {marker}')}; {VECTORS[vector]}")
     ok(env, "echo beta >> a.txt")
     assert "+beta" in env.diff()
-    assert "+beta" in take_submission(env, HIDDEN).patch
-    assert "+beta" in env.submission(HIDDEN).patch
+    assert "+beta" in env.submission().patch
     assert not marker.exists()
 
 
@@ -111,7 +108,7 @@ def test_a_slow_fsmonitor_or_filter_cannot_stall_the_submission(open_env: OpenEn
 
 
 def test_the_agents_shell_state_does_not_steer_the_submission(env: Environment) -> None:
-    ok(env, "echo beta >> a.txt && printf 'x = 1\\nhidden = True\\n' > pkg/mod.py")
+    ok(env, "echo beta >> a.txt")
     hostile = (
         "git() { echo hacked; }; alias git='echo hacked'; shopt -s expand_aliases; "
         "export GIT_DIR=/nonexistent GIT_INDEX_FILE=/tmp/bogus GIT_WORK_TREE=/; "
@@ -119,14 +116,14 @@ def test_the_agents_shell_state_does_not_steer_the_submission(env: Environment) 
     )
     env.run(hostile)
     env.run("set -e")
-    patch = take_submission(env, HIDDEN).patch
-    assert "+beta" in patch and "hidden" not in patch and "hacked" not in patch
+    patch = env.submission().patch
+    assert "+beta" in patch and "hacked" not in patch
 
 
 def test_taking_the_submission_changes_nothing_the_agent_sees(env: Environment) -> None:
     ok(env, "echo beta >> a.txt && touch new.txt")
     before = ok(env, "git status --porcelain && git diff --cached --stat && ls .git")
-    env.submission(HIDDEN)
+    env.submission()
     assert ok(env, "git status --porcelain && git diff --cached --stat && ls .git") == before
 
 
@@ -179,7 +176,10 @@ def test_bwrap_shows_the_host_interpreter_and_nothing_beside_it(open_env: OpenEn
     """By default the interpreter swe-aci runs on is bound read-only (python, pytest work), and
     of the directories holding it only the path down to it is visible."""
     env = open_env()
-    assert ok(env, "python3 -c 'import sys; print(sys.base_prefix)'").strip() == sys.base_prefix
+    # by its path: the sandbox's PATH need not lead to the interpreter pytest runs on (a venv's
+    # python started directly, its bin/ not on PATH)
+    command = f"{shlex.quote(sys.executable)} -c 'import sys; print(sys.base_prefix)'"
+    assert ok(env, command).strip() == sys.base_prefix
     prefix = Path(sys.base_prefix)
     for parent in prefix.parents:
         if parent.parent == parent or str(parent).split("/")[1] in {"usr"}:

@@ -14,13 +14,14 @@ from typer.testing import CliRunner
 from conftest import commit_tree
 from env_helpers import BACKENDS, DOCKER_IMAGE, skip_unavailable
 from fake_model_server import FakeModelServer, openai_completion, openai_error
+from swe_aci.cli.rag import rag_command
 from swe_aci.env.base import Environment
 from swe_aci.env.config import EnvConfig
 from swe_aci.env.factory import make_environment
 from swe_aci.models.base import ModelConfigError
-from swe_aci.rag.cli import rag
 from swe_aci.rag.config import RagConfig, load_rag_config
 from swe_aci.rag.run import make_rag_model, run_rag
+from swe_aci.records import predictions_json
 from swe_aci.tasks import Task, load_tasks
 
 pytest_plugins = ["fake_model_server"]
@@ -89,14 +90,11 @@ def test_a_valid_diff_becomes_a_prediction_and_no_diff_an_empty_one(
         on_record=lambda record: seen.append(record.status),
     )
     assert seen == ["applied", "no_diff"]
-    assert json.loads((out / "preds.json").read_text()) == predictions
-    assert predictions["greet-1"] == {
-        "instance_id": "greet-1",
-        "model_name_or_path": "scripted__rag-bm25-27000",
-        "model_patch": predictions["greet-1"]["model_patch"],
-    }
-    assert "+    return 'Hello ' + name\n" in predictions["greet-1"]["model_patch"]
-    assert predictions["greet-2"]["model_patch"] == ""
+    assert json.loads((out / "preds.json").read_text()) == predictions_json(predictions)
+    assert predictions["greet-1"].instance_id == "greet-1"
+    assert predictions["greet-1"].model_name_or_path == "scripted__rag-bm25-27000"
+    assert "+    return 'Hello ' + name\n" in predictions["greet-1"].model_patch
+    assert predictions["greet-2"].model_patch == ""
     record = json.loads((out / "records" / "greet-1.json").read_text())
     assert record["status"] == "applied"
     assert record["apply_method"] == "git apply"
@@ -118,8 +116,8 @@ def test_oracle_shows_the_gold_files_and_a_bad_diff_is_recorded(
     out = tmp_path / "out"
     model = make_rag_model(config)
     predictions = run_rag(tasks, config, model, out, open_env=repository_at_source)
-    assert predictions["greet-1"]["model_patch"] == ""
-    assert predictions["greet-1"]["model_name_or_path"] == "scripted__rag-oracle"
+    assert predictions["greet-1"].model_patch == ""
+    assert predictions["greet-1"].model_name_or_path == "scripted__rag-oracle"
     record = json.loads((out / "records" / "greet-1.json").read_text())
     assert record["included"] == ["README.md", "pkg/greet.py"]
     assert record["status"] == "patch_failed"
@@ -142,7 +140,7 @@ def test_an_environment_that_cannot_be_built_is_recorded(tmp_path: Path) -> None
     config = config_with("unused")
     model = make_rag_model(config)
     predictions = run_rag(load_tasks(rows).tasks, config, model, tmp_path / "out")
-    assert predictions["gone"]["model_patch"] == ""
+    assert predictions["gone"].model_patch == ""
     record = json.loads((tmp_path / "out" / "records" / "gone.json").read_text())
     assert record["status"] == "environment_error"
 
@@ -185,7 +183,7 @@ def test_models_that_write_agent_replies_are_refused() -> None:
 
 def command() -> typer.Typer:
     app = typer.Typer()
-    app.command()(rag)
+    app.command("rag")(rag_command)
     return app
 
 
@@ -239,7 +237,7 @@ def test_a_rag_prediction_resolves_a_humanevalfix_task(tmp_path: Path) -> None:
     task = load_tasks(task_file).tasks[0]
     config = config_with(f"<patch>\n{task.patch}</patch>")
     predictions = run_rag([task], config, make_rag_model(config), tmp_path / "out")
-    patch = predictions[task.instance_id]["model_patch"]
+    patch = predictions[task.instance_id].model_patch
     record = json.loads((tmp_path / "out" / "records" / f"{task.instance_id}.json").read_text())
     assert record["included"] == ["solution.py"]  # the test file is never retrieved
     report = evaluate_instance(task, patch, EnvConfig(backend="local"), tmp_path / "eval", 60)

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import http.server
 import io
-import json
 import subprocess
 import tarfile
 import threading
@@ -19,7 +19,9 @@ from batch_helpers import GOLD_PATCH, SECRET, TEST_PATCH, make_project, recipe_r
 from env_helpers import skip_unavailable
 from swe_aci.env import EnvConfig, make_environment
 from swe_aci.recipes import RecipeError, task_environment
+from swe_aci.recipes.cache import recipe_hash
 from swe_aci.recipes.environment import official_image
+from swe_aci.recipes.interpreter import running_interpreter
 from swe_aci.recipes.sdist import unpack_sdist
 from swe_aci.tasks import Task, load_tasks
 
@@ -262,7 +264,31 @@ def test_sdist_symlink_out_of_the_tree_is_refused(tmp_path: Path) -> None:
         unpack_sdist(archive, tmp_path / "tree")
 
 
-def test_recipe_hash_input_is_json_serialisable(tmp_path: Path) -> None:
+def test_the_recipe_hash_follows_what_the_environment_depends_on(tmp_path: Path) -> None:
     project = make_project(tmp_path / "calc")
     task = one_task(tmp_path, {"git": str(project)})
-    json.dumps(task.model_dump(mode="json"))
+    interpreter = running_interpreter()
+    digest = recipe_hash(task, interpreter)
+    assert recipe_hash(task, interpreter) == digest
+    same = {"problem_statement": "another issue", "FAIL_TO_PASS": ["t"]}
+    assert recipe_hash(task.model_copy(update=same), interpreter) == digest
+    assert task.environment is not None
+    changed = [
+        task.model_copy(update={"base_commit": "0" * 40}),
+        task.model_copy(update={"repo": "other/calc"}),
+        task.model_copy(
+            update={"environment": task.environment.model_copy(update={"install": ["true"]})}
+        ),
+    ]
+    assert all(recipe_hash(other, interpreter) != digest for other in changed)
+    other_python = dataclasses.replace(interpreter, version="3.0.0")
+    assert recipe_hash(task, other_python) != digest
+
+
+def test_editing_a_path_source_changes_the_recipe_hash(tmp_path: Path) -> None:
+    project = make_project(tmp_path / "calc", git=False)
+    task = one_task(tmp_path, {"path": str(project)})
+    interpreter = running_interpreter()
+    before = recipe_hash(task, interpreter)
+    (project / "calc" / "added.py").write_text("x = 1\n")
+    assert recipe_hash(task, interpreter) != before

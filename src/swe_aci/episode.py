@@ -7,8 +7,6 @@ import contextlib
 import fcntl
 import hashlib
 import os
-import re
-import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -17,30 +15,20 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from swe_aci.aci import ACIConfig
-from swe_aci.agent.config import (
-    AgentConfig,
-    ConfigError,
-    load_validated,
-    resolve_config_path,
-)
+from swe_aci.agent.config import AgentConfig
 from swe_aci.agent.loop import Agent, EpisodeResult, StepRecord
-from swe_aci.agent.trajectory import (
-    TrajectoryError,
-    instance_id_from,
-    is_valid_instance_id,
-    load_trajectory,
-)
-from swe_aci.env.base import SandboxError
+from swe_aci.agent.templates import load_demonstrations
+from swe_aci.agent.trajectory import TrajectoryError
+from swe_aci.configuration import ConfigError, load_validated, resolve_config_path
 from swe_aci.env.config import EnvConfig
-from swe_aci.env.repo import init_copy, is_git_repository, is_remote, repo_name
+from swe_aci.env.repo import repo_name
 from swe_aci.models.config import LocalConfig, ModelConfig
 from swe_aci.pipeline.config import AgentStrategy, AttemptsStrategy, PipelineStrategy, Strategy
+from swe_aci.records import check_instance_id, instance_id_from
 
-FILE_SUFFIX = re.compile(r"\.[A-Za-z][A-Za-z0-9]{0,7}")
 
-
-class UsageError(Exception):
-    """Bad input from the user; the message is shown as one line."""
+class InstanceBusy(Exception):
+    """Another run holds the instance's output directory (one line for the user)."""
 
 
 class EpisodeConfig(BaseModel):
@@ -54,7 +42,7 @@ class EpisodeConfig(BaseModel):
     model: ModelConfig = Field(default_factory=dict, validate_default=True)
     env: EnvConfig = Field(default_factory=EnvConfig)
     strategy: Strategy = Field(
-        default_factory=AgentStrategy, description="the agent loop, or the pipeline"
+        default_factory=AgentStrategy, description="the agent loop, the pipeline, or attempts"
     )
 
     @model_validator(mode="after")
@@ -80,11 +68,10 @@ def load_config(path: str | Path | None = None, overrides: Sequence[str] = ()) -
     """
     config_path = resolve_config_path(path)
     config = load_validated(EpisodeConfig, config_path, overrides)
-    for demonstration in config.agent.demonstrations:
-        try:
-            load_trajectory(demonstration)
-        except TrajectoryError as error:
-            raise ConfigError(f"config {config_path}: agent.demonstrations: {error}") from None
+    try:
+        load_demonstrations(config.agent.demonstrations)
+    except TrajectoryError as error:
+        raise ConfigError(f"config {config_path}: agent.demonstrations: {error}") from None
     return config
 
 
@@ -100,16 +87,6 @@ def instance_id_for(source: str, problem_statement: str) -> str:
     """A readable, stable id: the repository name plus a short hash of the issue text."""
     digest = hashlib.sha1(problem_statement.encode()).hexdigest()[:8]
     return f"{instance_id_from(repo_name(source), 'repo')}-{digest}"
-
-
-def check_instance_id(instance_id: str) -> str:
-    """The id, if it can name files inside the output directory; else UsageError."""
-    if not is_valid_instance_id(instance_id):
-        raise UsageError(
-            f"invalid instance id {instance_id!r}: use letters, digits, '_', '.' and '-' only "
-            "(not '.' or '..')"
-        )
-    return instance_id
 
 
 @contextmanager
@@ -128,12 +105,12 @@ def instance_lock(directory: Path) -> Iterator[None]:
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            raise UsageError(
+            raise InstanceBusy(
                 f"another run is writing {directory}: wait for it to end, or choose another "
                 "--output-dir or --instance-id"
             ) from None
         if not same_directory(handle, directory):  # removed by the run that held it before
-            raise UsageError(f"{directory} was removed while this run started; run it again")
+            raise InstanceBusy(f"{directory} was removed while this run started; run it again")
         yield
     finally:
         for path in created:  # deepest first; only while still empty
@@ -151,95 +128,6 @@ def same_directory(handle: int, directory: Path) -> bool:
     return (opened.st_dev, opened.st_ino) == (current.st_dev, current.st_ino)
 
 
-def read_issue(issue: str) -> str:
-    """The issue text from a file path, or the argument itself when it is not a file."""
-    one_line = "\n" not in issue and len(issue) < 4096
-    path = Path(issue).expanduser()
-    if one_line and is_file(path):
-        try:
-            text = path.read_text(encoding="utf-8", errors="replace")
-        except OSError as exc:
-            raise UsageError(f"cannot read issue file {issue}: {exc.strerror}") from exc
-    elif one_line and looks_like_path(issue.strip()):
-        raise UsageError(f"issue file not found: {issue} (give an existing file or the issue text)")
-    else:
-        text = issue
-    if not text.strip():
-        raise UsageError("the issue is empty: give its text or a file holding it")
-    return text
-
-
-def looks_like_path(text: str) -> bool:
-    """One word that names a file rather than describes a bug: it holds a `/` (not a URL's
-    `://`), starts with `~`, or ends with a file suffix such as `.md`."""
-    if not text or any(character.isspace() for character in text) or "://" in text:
-        return False
-    return (
-        "/" in text or text.startswith("~") or FILE_SUFFIX.fullmatch(Path(text).suffix) is not None
-    )
-
-
-def is_file(path: Path) -> bool:
-    """Path.is_file, but False for text that cannot be a path (a component over 255 bytes)."""
-    try:
-        return path.is_file()
-    except OSError:
-        return False
-
-
-@contextmanager
-def resolved_repo(location: str, init_if_plain: bool) -> Iterator[str]:
-    """Yield a git repository location for `location`.
-
-    A plain directory (no git) is only used through a committed copy in a temporary directory, and
-    only when the user asked for it: their own tree is never touched.
-    """
-    if is_remote(location):
-        yield location
-        return
-    path = Path(location).expanduser()
-    if not path.exists():
-        raise UsageError(f"repository path does not exist: {location}")
-    if not path.is_dir():
-        raise UsageError(f"repository path is not a directory: {location}")
-    if is_git_repository(path):
-        yield str(path.resolve())
-        return
-    if not init_if_plain:
-        raise UsageError(
-            f"{location} is not the top of a git repository; pass --init-copy to work on a "
-            "committed copy of it (the directory itself is never modified)"
-        )
-    with tempfile.TemporaryDirectory(prefix="swe-aci-src-") as scratch:
-        copy = Path(scratch) / path.resolve().name
-        try:
-            init_copy(path, copy)
-        except (OSError, SandboxError) as exc:
-            raise UsageError(f"cannot make a git copy of {location}: {exc}") from exc
-        yield str(copy)
-
-
-def check_writable(directory: Path) -> None:
-    """Fail early, before any work, if outputs could not be written.
-
-    Directories made for the test are removed again, so a run that then fails on other bad
-    input leaves nothing behind; the episode creates them for real when it writes.
-    """
-    created: list[Path] = []
-    try:
-        absolute = Path(os.path.abspath(directory))
-        created = [path for path in (absolute, *absolute.parents) if not path.exists()]
-        directory.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile(dir=directory, prefix=".write-test-"):
-            pass
-    except OSError as exc:
-        raise UsageError(f"output directory {directory} is not writable: {exc.strerror}") from exc
-    finally:
-        for path in created:  # deepest first
-            with contextlib.suppress(OSError):
-                path.rmdir()
-
-
 def run_episode(
     config: EpisodeConfig,
     source: RepoSource,
@@ -248,13 +136,12 @@ def run_episode(
     instance_id: str,
     output_dir: Path,
     on_step: Callable[[StepRecord], None] | None = None,
-    hidden_patch: str | None = None,
 ) -> EpisodeResult:
     """Create the sandbox, run the agent on the issue, and tear the sandbox down however the
     episode ends (errors, Ctrl-C, SIGTERM and SIGHUP included; SIGKILL cannot be handled).
 
-    The instance's output directory is locked for the whole episode (UsageError if another run
-    holds it); the episode's files replace those of any earlier run of the same instance.
+    The instance's output directory is locked for the whole episode (InstanceBusy if another
+    run holds it); the episode's files replace those of any earlier run of the same instance.
     """
     from swe_aci.aci import ACI
     from swe_aci.agent.parsing import reply_format
@@ -290,7 +177,7 @@ def run_episode(
         env_config = config.env.model_copy(update={"backend": resolve_backend(config.env)})
         environment = make_environment(env_config, source.location, source.commit)
         cleanup.callback(environment.close)
-        aci = ACI(environment, config.aci, hidden_patch=hidden_patch)
+        aci = ACI(environment, config.aci)
         agent = Agent(
             config.agent,
             model,

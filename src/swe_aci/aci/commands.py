@@ -30,11 +30,14 @@ class Command:
     name: str
     signature: str  # first line: the command line; a multi-line command continues to `end_name`
     docstring: str | Callable[[ACIConfig], str]  # one line; a str may use `{config.<field>}`
-    run: Handler
+    run: Handler | None  # None: the command ends the episode; the ACI takes the submission
     arguments: tuple[ArgumentDoc, ...] = ()
     end_name: str | None = None  # the terminator line of a multi-line command
-    ends_episode: bool = False  # its output is the submission
     default: bool = True  # in the default interface (the config's default command list)
+
+    @property
+    def ends_episode(self) -> bool:
+        return self.run is None
 
     def doc(self, config: ACIConfig) -> CommandDoc:
         return CommandDoc(
@@ -193,8 +196,7 @@ COMMANDS: tuple[Command, ...] = (
         "submit",
         "submit",
         "submits your current code and terminates the session",
-        lambda aci, step: aci.submission().patch,
-        ends_episode=True,
+        None,
     ),
 )
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from swe_aci.aci.blocklist import Blocklist
-from swe_aci.aci.commands import BY_NAME
+from swe_aci.aci.commands import BY_NAME, Handler
 from swe_aci.aci.config import ACIConfig
 from swe_aci.aci.docs import ArgumentDoc, CommandDoc
 from swe_aci.aci.editor import Editor
@@ -19,7 +19,6 @@ from swe_aci.aci.iterative import IterativeSearch
 from swe_aci.aci.parsing import ActionFormatError, CommandStep, ShellStep, Step, split_action
 from swe_aci.aci.search import CommandTimedOut, Search
 from swe_aci.aci.shellwords import invocations, simple_commands
-from swe_aci.aci.submit import take_submission
 from swe_aci.aci.viewer import CommandError, Viewer
 from swe_aci.env.base import Environment, Exclusion, Submission
 
@@ -48,11 +47,9 @@ class ACI:
         self,
         env: Environment,
         config: ACIConfig | None = None,
-        hidden_patch: str | None = None,
     ) -> None:
         self.env = env
         self.config = config or ACIConfig()
-        self.hidden_patch = hidden_patch
         self.viewer = Viewer(env, self.config)
         self.editor = Editor(self.viewer, self.config)
         self.search = Search(self.viewer, self.config)
@@ -85,12 +82,13 @@ class ACI:
             return Observation(output=problem.message)
         outputs: list[str] = []
         for step in steps:
-            if isinstance(step, CommandStep) and self._commands[step.name].ends_episode:
+            handler = self._commands[step.name].run if isinstance(step, CommandStep) else None
+            if isinstance(step, CommandStep) and handler is None:
                 taken = self.submission()
                 return Observation(
                     output=taken.patch, submission=taken.patch, done=True, excluded=taken.excluded
                 )
-            output, timed_out = self._run_step(step)
+            output, timed_out = self._run_step(step, handler)
             outputs.append(output)
             if timed_out:
                 return Observation(output=_join(outputs), timed_out=True)
@@ -100,17 +98,18 @@ class ACI:
         return {"open_file": self.viewer.path or "n/a", "working_dir": self.env.cwd}
 
     def submission(self) -> Submission:
-        """What `submit` returns: every change against the base commit, hidden patch removed,
-        and the changed files left out of the patch (binary or too large)."""
-        return take_submission(self.env, self.hidden_patch)
+        """What `submit` returns: every change against the base commit, and the changed files
+        left out of the patch (binary or too large). The environment takes it itself
+        (`Environment.submission`), never through the agent's shell."""
+        return self.env.submission()
 
     # -- internals -------------------------------------------------------------------------
 
-    def _run_step(self, step: Step) -> tuple[str, bool]:
-        """(output, timed out) of one step."""
-        if isinstance(step, CommandStep):
+    def _run_step(self, step: Step, handler: Handler | None) -> tuple[str, bool]:
+        """(output, timed out) of one step: a command by its handler, else a shell command."""
+        if isinstance(step, CommandStep) and handler is not None:
             try:
-                return self._commands[step.name].run(self, step), False
+                return handler(self, step), False
             except CommandError as error:
                 return str(error), False
             except CommandTimedOut as timeout:

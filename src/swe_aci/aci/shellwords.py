@@ -17,7 +17,6 @@ OPERATORS = (
     ";", "&", "|", "<", ">", "(", ")",
 )  # fmt: skip
 CONTROL = frozenset({"\n", ";", "&&", "||", "|", "|&", "&", ";;", ";&", ";;&", "(", ")", "$("})
-SEPARATORS = frozenset({";", "&&", "||"})
 REDIRECTIONS = frozenset({"<", ">", ">>", "<<<", "&>", "&>>", ">&", "<&", ">|", "<>"})
 HEREDOC = frozenset({"<<", "<<-"})
 KEYWORDS = frozenset(

@@ -1,37 +1,16 @@
-"""The agent's config sections and the machinery of config files: YAML layering (`extends:`),
-`key.path=value` overrides, built-in configs by name, one-line validation errors.
+"""The agent's config sections: its templates, demonstrations, parser, history and limits.
 
-The whole episode config (agent, aci, model, env) and `load_config` are in `swe_aci.episode`.
-The built-in configs (`default`, `shell_only`, `ablations/...`) live in the repository's
-`configs/` directory; an installed wheel carries them as `swe_aci/configs/` (with the
-demonstration under `swe_aci/examples/demo/`, so the relative path in the config works in both
-layouts).
+The whole episode config (agent, aci, model, env) and `load_config` are in `swe_aci.episode`; the
+machinery of config files in `swe_aci.configuration`.
 """
 
 from __future__ import annotations
 
-import importlib.resources
-import re
-from collections.abc import Sequence
-from pathlib import Path
-from typing import Any, TypeVar
-
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from swe_aci.agent.history import HistoryConfig
 from swe_aci.agent.parsing import ParserName
 from swe_aci.agent.templates import TemplatesConfig, template_problems
-
-Schema = TypeVar("Schema", bound=BaseModel)
-
-DEFAULT_CONFIG_NAME = "default"
-BUILTIN_GROUPS = ("", "ablations")  # subdirectories of the built-in config directory
-BUILTIN_NAME = re.compile(r"[\w-]+(/[\w-]+)?")
-
-
-class ConfigError(Exception):
-    """The config cannot be used; the message is one line naming the file and the key."""
 
 
 class LimitsConfig(BaseModel):
@@ -70,146 +49,3 @@ class AgentConfig(BaseModel):
         if problems:
             raise ValueError(problems[0])
         return self
-
-
-def builtin_config_dir() -> Path:
-    """The packaged `swe_aci/configs/` when installed from a wheel, else the checkout's `configs/`."""
-    packaged = Path(str(importlib.resources.files("swe_aci") / "configs"))
-    if packaged.is_dir():
-        return packaged
-    return Path(__file__).resolve().parents[3] / "configs"
-
-
-def resolve_config_path(path: str | Path | None) -> Path:
-    """A path as given, or a built-in config by name (`shell_only`, `ablations/window_30`);
-    None is the default."""
-    if path is None:
-        return builtin_config_dir() / f"{DEFAULT_CONFIG_NAME}.yaml"
-    candidate = Path(path).expanduser()
-    if candidate.exists() or candidate.suffix or not BUILTIN_NAME.fullmatch(str(path)):
-        return candidate
-    builtin = builtin_config_dir() / f"{path}.yaml"
-    return builtin if builtin.is_file() else candidate
-
-
-def builtin_configs() -> dict[str, str]:
-    """Each built-in config's name and the one-line `description` its own file gives."""
-    root = builtin_config_dir()
-    found = {}
-    for group in BUILTIN_GROUPS:
-        for path in sorted((root / group).glob("*.yaml")):
-            name = f"{group}/{path.stem}" if group else path.stem
-            description = read_yaml(path).get("description")
-            found[name] = description if isinstance(description, str) else ""
-    return found
-
-
-def read_layered(path: Path, seen: tuple[Path, ...]) -> dict[str, Any]:
-    """A config file merged over the config its `extends:` key names (a path relative to the
-    file, or a built-in name such as `default`), recursively."""
-    if path.resolve() in seen:
-        raise ConfigError(f"config {path}: `extends` loops back to {path.name}")
-    data = read_yaml(path)
-    resolve_demonstrations(data, path.parent)
-    base = data.pop("extends", None)
-    if base is None:
-        return data
-    if not isinstance(base, str):
-        raise ConfigError(f"config {path}: extends must name one config")
-    candidate = path.parent / base
-    base_path = candidate if candidate.is_file() else resolve_config_path(base)
-    return deep_merge(read_layered(base_path, (*seen, path.resolve())), data)
-
-
-def deep_merge(base: dict[str, Any], layer: dict[str, Any]) -> dict[str, Any]:
-    """`layer` over `base`: mappings merge key by key, anything else (lists too) replaces."""
-    merged = dict(base)
-    for key, value in layer.items():
-        if isinstance(value, dict) and isinstance(merged.get(key), dict):
-            merged[key] = deep_merge(merged[key], value)
-        else:
-            merged[key] = value
-    return merged
-
-
-def read_yaml(path: Path) -> dict[str, Any]:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ConfigError(f"config file not found: {path}") from None
-    except (OSError, UnicodeDecodeError) as error:
-        raise ConfigError(f"cannot read config file {path}: {error}") from None
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as error:
-        where = getattr(error, "problem_mark", None)
-        line = f" line {where.line + 1}" if where is not None else ""
-        problem = getattr(error, "problem", None) or str(error).splitlines()[0]
-        raise ConfigError(f"config {path}: YAML error{line}: {problem}") from None
-    if data is None:
-        return {}
-    if not isinstance(data, dict):
-        raise ConfigError(f"config {path}: the top level must be a mapping of sections")
-    return data
-
-
-def resolve_demonstrations(data: dict[str, Any], base: Path) -> None:
-    """Make the file's relative demonstration paths absolute against `base`, in place."""
-    agent = data.get("agent")
-    demonstrations = agent.get("demonstrations") if isinstance(agent, dict) else None
-    if isinstance(demonstrations, list):
-        agent["demonstrations"] = [
-            str((base / item).resolve()) if isinstance(item, str) else item
-            for item in demonstrations
-        ]
-
-
-def load_validated(schema: type[Schema], path: Path, overrides: Sequence[str] = ()) -> Schema:
-    """A YAML config file (its `extends:` chain merged), then the `key.path=value` overrides,
-    validated by `schema`. Raises ConfigError (one line naming the file and the key)."""
-    data = read_layered(path, seen=())
-    for override in overrides:
-        apply_override(data, override)
-    try:
-        return schema.model_validate(data)
-    except ValidationError as error:
-        raise ConfigError(f"config {path}: {describe_validation_error(error)}") from None
-
-
-def apply_override(data: dict[str, Any], override: str) -> None:
-    """Set `a.b.c=value` in the nested dict `data`, creating missing sections."""
-    key, separator, raw = override.partition("=")
-    key = key.strip()
-    parts = key.split(".")
-    if not separator or not all(parts):
-        raise ConfigError(f"bad override {override!r}: expected key.path=value")
-    try:
-        value = yaml.safe_load(raw) if raw.strip() else None
-    except yaml.YAMLError:
-        raise ConfigError(f"bad override {override!r}: the value is not valid YAML") from None
-    node = data
-    for depth, part in enumerate(parts[:-1]):
-        child = node.setdefault(part, {})
-        if child is None:
-            child = node[part] = {}
-        if not isinstance(child, dict):
-            section = ".".join(parts[: depth + 1])
-            raise ConfigError(f"bad override {override!r}: {section} is not a section")
-        node = child
-    node[parts[-1]] = value
-
-
-def describe_validation_error(error: ValidationError) -> str:
-    """The first problem as `dotted.key: what is wrong`."""
-    first = error.errors()[0]
-    key = ".".join(str(part) for part in first["loc"]) or "(top level)"
-    if first["type"] == "extra_forbidden":
-        return f"unknown key {key}"
-    if first["type"] == "missing":
-        return f"missing key {key}"
-    message = first["msg"].removeprefix("Value error, ")
-    if first["type"].startswith("value_error") or first["type"] == "assertion_error":
-        return message if message.startswith("agent.") else f"{key}: {message}"
-    shown = repr(first.get("input"))
-    shown = shown if len(shown) <= 60 else shown[:57] + "..."
-    return f"{key}: {message} (got {shown})"

@@ -28,13 +28,8 @@ from swe_aci.agent.exits import (
 )
 from swe_aci.agent.history import process_history
 from swe_aci.agent.parsing import FormatError, ParsedAction, make_parser
-from swe_aci.agent.templates import Templates, demonstration_text, render_command_docs
-from swe_aci.agent.trajectory import (
-    TrajectoryWriter,
-    is_valid_instance_id,
-    load_trajectory,
-    write_predictions,
-)
+from swe_aci.agent.templates import Templates, load_demonstrations, render_command_docs
+from swe_aci.agent.trajectory import TrajectoryWriter, write_predictions
 from swe_aci.env.base import Exclusion
 from swe_aci.models.base import Message, Model, ModelReply, ModelStats
 from swe_aci.models.tools import assistant_message
@@ -109,8 +104,6 @@ class Agent:
         environment: str,
         on_step: Callable[[StepRecord], None] | None = None,
     ) -> None:
-        if not is_valid_instance_id(instance_id):
-            raise ValueError(f"invalid instance id {instance_id!r}")
         self.config = config
         self.model = model
         self.aci = aci
@@ -123,9 +116,7 @@ class Agent:
         self.docs = aci.command_docs()
         self.parser = make_parser(config.parser, self.docs)
         self.templates = Templates(config.templates)
-        self.demonstrations = [
-            demonstration_text(load_trajectory(path)) for path in config.demonstrations
-        ]
+        self.demonstrations = load_demonstrations(config.demonstrations)
         self.stats = ModelStats()
 
     # -- the episode -------------------------------------------------------------------------

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -9,6 +11,7 @@ import jinja2
 import jinja2.meta
 from pydantic import BaseModel, ConfigDict
 
+from swe_aci.agent.trajectory import load_trajectory
 from swe_aci.models.base import message_text
 
 if TYPE_CHECKING:
@@ -126,3 +129,23 @@ def demonstration_text(trajectory: dict[str, Any]) -> str:
             text = f"{text}\n```\n{message['action'].strip(chr(10))}\n```\n"
         parts.append(text)
     return "\n".join(parts)
+
+
+def load_demonstrations(paths: Sequence[str]) -> list[str]:
+    """The demonstration trajectories as text. Each file is read once per process (the config
+    check and every episode after it share the text) unless it changed since; raises
+    TrajectoryError (one line naming the file)."""
+    texts = []
+    for path in paths:
+        try:
+            status = os.stat(path)
+            identity = (status.st_dev, status.st_ino, status.st_mtime_ns, status.st_size)
+        except OSError:
+            identity = None  # load_trajectory reports the problem
+        texts.append(_demonstration(path, identity))
+    return texts
+
+
+@functools.lru_cache(maxsize=16)
+def _demonstration(path: str, identity: tuple[int, ...] | None) -> str:
+    return demonstration_text(load_trajectory(path))

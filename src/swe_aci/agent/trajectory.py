@@ -28,14 +28,21 @@ from __future__ import annotations
 import json
 import os
 import re
-import tempfile
 from pathlib import Path
 from typing import Any, TextIO
 
 from swe_aci.agent.history import wire_message
 from swe_aci.models.base import Message, message_text
+from swe_aci.records import (
+    FILE_MODE,
+    PATCH_SUFFIX,
+    PREDICTION_SUFFIX,
+    TRAJECTORY_SUFFIX,
+    Prediction,
+    write_json_atomic,
+    write_text_atomic,
+)
 
-FILE_MODE = 0o644  # mkstemp creates 0600; outputs are meant to be shared like any other file
 JOURNAL_SUFFIX = ".jsonl"
 INLINE_TEXT = 2000  # longer observations are stored once, in their history message
 PREVIEW_TEXT = 500
@@ -47,7 +54,6 @@ STEP_DEFAULTS: dict[str, Any] = {
     "execution_time": 0.0,
     "query": [],
 }
-INSTANCE_ID = re.compile(r"[A-Za-z0-9_.-]+")
 # Paper-era instance template: the issue sits between these two markers.
 _PAPER_ISSUE = re.compile(r"ISSUE:\n(.*?)\n\nINSTRUCTIONS:", re.DOTALL)
 
@@ -56,56 +62,27 @@ class TrajectoryError(Exception):
     """A trajectory file cannot be used; the message is one line naming the file."""
 
 
-def is_valid_instance_id(instance_id: str) -> bool:
-    """Usable as a file and directory name inside the output directory, and nothing else."""
-    return INSTANCE_ID.fullmatch(instance_id) is not None and instance_id not in (".", "..")
-
-
-def instance_id_from(text: str, fallback: str) -> str:
-    """`text` made a valid instance id: other characters become `_`, edge dots go."""
-    cleaned = re.sub(r"[^A-Za-z0-9_.-]+", "_", text).strip(".")
-    return cleaned if is_valid_instance_id(cleaned) else fallback
-
-
 def output_files(directory: Path, instance_id: str) -> list[Path]:
     """Every file an episode writes for `instance_id` in its directory, temporaries a killed
     atomic write left behind included."""
-    names = (".traj", f".traj{JOURNAL_SUFFIX}", ".patch", ".pred")
+    names = (
+        TRAJECTORY_SUFFIX,
+        f"{TRAJECTORY_SUFFIX}{JOURNAL_SUFFIX}",
+        PATCH_SUFFIX,
+        PREDICTION_SUFFIX,
+    )
     temporaries = sorted(directory.glob(f".{instance_id}.*.tmp"))
     return [*(directory / f"{instance_id}{suffix}" for suffix in names), *temporaries]
-
-
-def write_json_atomic(path: Path, data: Any) -> None:
-    """Write JSON so that `path` always holds either the old or the new complete content."""
-    write_text_atomic(path, json.dumps(data, indent=2, ensure_ascii=False))
-
-
-def write_text_atomic(path: Path, text: str) -> None:
-    """Write a temporary file beside `path`, flush it to disk, then rename it over `path`."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            stream.write(text)
-            stream.flush()
-            os.fsync(stream.fileno())
-        os.chmod(temporary, FILE_MODE)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
 
 
 def write_predictions(directory: Path, instance_id: str, model_name: str, submission: str) -> None:
     """`<id>.pred` always, `<id>.patch` when the submission is non-empty."""
     if submission.strip():
-        write_text_atomic(directory / f"{instance_id}.patch", submission)
-    prediction = {
-        "instance_id": instance_id,
-        "model_name_or_path": model_name,
-        "model_patch": submission,
-    }
-    write_json_atomic(directory / f"{instance_id}.pred", prediction)
+        write_text_atomic(directory / f"{instance_id}{PATCH_SUFFIX}", submission)
+    prediction = Prediction(
+        instance_id=instance_id, model_name_or_path=model_name, model_patch=submission
+    )
+    write_json_atomic(directory / f"{instance_id}{PREDICTION_SUFFIX}", prediction.to_json())
 
 
 class TrajectoryWriter:

@@ -10,7 +10,6 @@ on where it stopped.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -19,25 +18,27 @@ from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 
-from swe_aci.agent.config import builtin_configs, resolve_config_path
-from swe_aci.agent.trajectory import write_json_atomic
 from swe_aci.analysis.comparison import ConfigOutcome, comparison_record, config_outcome
 from swe_aci.analysis.stats import read_run
-from swe_aci.batch.cli import config_record, open_batch_log, swe_aci_version
 from swe_aci.batch.display import LineDisplay, LiveDisplay
 from swe_aci.batch.evaluation import evaluate_outputs
 from swe_aci.batch.outputs import BatchOutputs, OutputsError
+from swe_aci.batch.run_record import (
+    close_batch_log,
+    config_record,
+    open_batch_log,
+    swe_aci_version,
+)
 from swe_aci.batch.runner import BatchOptions, BatchRunner
-from swe_aci.evaluate.harness import DEFAULT_TIMEOUT
+from swe_aci.configuration import builtin_configs, resolve_config_path
 from swe_aci.evaluate.report import InstanceReport
+from swe_aci.records import BATCH_LOG_FILE, COMPARISON_FILE, EVALUATION_DIR, write_json_atomic
 from swe_aci.tasks import Task, TaskSet
 
 if TYPE_CHECKING:  # the config's model moves between modules; only its attributes are used here
     from swe_aci.episode import EpisodeConfig
 
 BATCH_DIR = "batch"
-EVALUATION_DIR = "evaluation"
-COMPARISON_FILE = "comparison.json"
 OnEvaluated = Callable[[InstanceReport, bool], None]
 
 
@@ -60,9 +61,9 @@ class ConfigRun:
 
 @dataclass
 class CompareOptions:
+    timeout: float  # seconds the tests of one instance may run
     workers: int = 1
     redo: bool = False
-    timeout: float = DEFAULT_TIMEOUT  # seconds the tests of one instance may run
     cache_dir: Path | None = None  # recipe cache (None: the default)
 
 
@@ -124,7 +125,7 @@ def run_batch(
             "config": config_data,
         }
     )
-    handler = open_batch_log(directory / "batch.log")
+    handler = open_batch_log(directory / BATCH_LOG_FILE)
     batch_options = BatchOptions(
         workers=options.workers, redo=options.redo, cache_dir=options.cache_dir
     )
@@ -135,8 +136,7 @@ def run_batch(
             runner.display = display
             state = runner.run()
     finally:
-        logging.getLogger("swe_aci.batch").removeHandler(handler)
-        handler.close()
+        close_batch_log(handler)
     if state.stop_reason and state.stop_reason.startswith("interrupted"):
         raise CompareInterrupted(run.name)
     return outputs

@@ -19,12 +19,12 @@ from typing import Any
 
 from swe_aci.agent.loop import EXIT_REASONS
 from swe_aci.agent.trajectory import TrajectoryError, load_trajectory
+from swe_aci.records import RESULTS_FILE
 
 # How the editor's lint guardrail (ours and the paper's) starts the observation of a rejected edit.
 REJECTED_EDIT = "Your proposed edit has introduced new syntax error(s)"
 EDIT_COMMAND = "edit"
 UNFINISHED = "unfinished"
-RESULTS_FILE = "results.json"
 JOURNAL_SUFFIX = ".jsonl"  # `<id>.traj.jsonl`: the journal of an episode still running or killed
 
 
@@ -72,11 +72,6 @@ class RunStats:
     tokens_sent: int
     tokens_received: int
     problems: list[str] = field(default_factory=list)
-
-    @property
-    def failed_edit_share(self) -> float | None:
-        """Failed edits over edits attempted (None when no edit was attempted)."""
-        return self.failed_edits / self.edits if self.edits else None
 
 
 def is_edit(action: str) -> bool:

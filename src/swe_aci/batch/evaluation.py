@@ -13,16 +13,13 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from swe_aci.agent.trajectory import write_json_atomic
 from swe_aci.batch.outputs import BatchOutputs, InstanceResult
 from swe_aci.env.config import EnvConfig
 from swe_aci.episode import EpisodeConfig
 from swe_aci.evaluate import InstanceReport, evaluate_all, evaluate_instance
-from swe_aci.evaluate.predictions import Prediction
 from swe_aci.evaluate.report import run_report
+from swe_aci.records import EVALUATION_DIR, REPORT_FILE, write_json_atomic
 from swe_aci.tasks import Task
-
-EVALUATION_DIR = "evaluation"
 
 
 def evaluate_result(
@@ -64,7 +61,7 @@ def evaluate_outputs(
     reused) and write the run's `report.json` in `directory`; (reports, run report)."""
     tasks = list(tasks)
     chosen = {
-        task.instance_id: Prediction.model_validate(outputs.predictions[task.instance_id])
+        task.instance_id: outputs.predictions[task.instance_id]
         for task in tasks
         if task.instance_id in outputs.results and task.instance_id in outputs.predictions
     }
@@ -81,5 +78,5 @@ def evaluate_outputs(
     )
     empty = [key for key, prediction in chosen.items() if prediction.is_empty]
     report = run_report([task.instance_id for task in tasks], chosen, empty, reports)
-    write_json_atomic(directory / "report.json", report)
+    write_json_atomic(directory / REPORT_FILE, report)
     return reports, report

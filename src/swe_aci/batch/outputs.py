@@ -15,8 +15,18 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from pydantic import ValidationError
 
-from swe_aci.agent.trajectory import write_json_atomic, write_text_atomic
+from swe_aci.records import (
+    EXIT_STATUSES_FILE,
+    PREDS_FILE,
+    RESULTS_FILE,
+    RUN_RECORD_FILE,
+    Prediction,
+    predictions_json,
+    write_json_atomic,
+    write_text_atomic,
+)
 
 
 @dataclass
@@ -45,7 +55,7 @@ class BatchOutputs:
     def __init__(self, directory: Path) -> None:
         self.directory = directory
         self.results: dict[str, InstanceResult] = {}
-        self.predictions: dict[str, dict[str, str]] = {}
+        self.predictions: dict[str, Prediction] = {}
         try:
             directory.mkdir(parents=True, exist_ok=True)
         except OSError as error:
@@ -54,11 +64,11 @@ class BatchOutputs:
 
     @property
     def results_path(self) -> Path:
-        return self.directory / "results.json"
+        return self.directory / RESULTS_FILE
 
     @property
     def preds_path(self) -> Path:
-        return self.directory / "preds.json"
+        return self.directory / PREDS_FILE
 
     def _load(self) -> None:
         for path, target in ((self.results_path, "results"), (self.preds_path, "predictions")):
@@ -70,10 +80,15 @@ class BatchOutputs:
                 raise OutputsError(f"{path} is unreadable ({error}); move it away") from None
             if not isinstance(data, dict):
                 raise OutputsError(f"{path} is not a JSON object; move it away")
-            if target == "results":
-                self.results = {key: InstanceResult(**value) for key, value in data.items()}
-            else:
-                self.predictions = data
+            try:
+                if target == "results":
+                    self.results = {key: InstanceResult(**value) for key, value in data.items()}
+                else:
+                    self.predictions = {
+                        key: Prediction.model_validate(value) for key, value in data.items()
+                    }
+            except (TypeError, ValidationError):
+                raise OutputsError(f"{path} holds a malformed record; move it away") from None
         # A result without its prediction cannot be trusted: the instance is redone.
         self.results = {key: r for key, r in self.results.items() if key in self.predictions}
 
@@ -89,15 +104,15 @@ class BatchOutputs:
         shutil.rmtree(directory / instance_id, ignore_errors=True)
 
     def record(self, result: InstanceResult) -> None:
-        self.predictions[result.instance_id] = {
-            "instance_id": result.instance_id,
-            "model_name_or_path": result.model_name,
-            "model_patch": result.model_patch,
-        }
-        write_json_atomic(self.preds_path, self.predictions)
+        self.predictions[result.instance_id] = Prediction(
+            instance_id=result.instance_id,
+            model_name_or_path=result.model_name,
+            model_patch=result.model_patch,
+        )
+        write_json_atomic(self.preds_path, predictions_json(self.predictions))
         self.results[result.instance_id] = result
         write_json_atomic(self.results_path, {k: asdict(v) for k, v in self.results.items()})
-        write_text_atomic(self.directory / "exit_statuses.yaml", self.exit_statuses_yaml())
+        write_text_atomic(self.directory / EXIT_STATUSES_FILE, self.exit_statuses_yaml())
 
     def exit_statuses_yaml(self) -> str:
         grouped: dict[str, list[str]] = {}
@@ -108,11 +123,12 @@ class BatchOutputs:
 
     def write_run_record(self, record: dict[str, Any]) -> None:
         write_text_atomic(
-            self.directory / "run.yaml", yaml.safe_dump(record, sort_keys=False, allow_unicode=True)
+            self.directory / RUN_RECORD_FILE,
+            yaml.safe_dump(record, sort_keys=False, allow_unicode=True),
         )
 
     def previous_config_hash(self) -> str | None:
-        path = self.directory / "run.yaml"
+        path = self.directory / RUN_RECORD_FILE
         try:
             data = yaml.safe_load(path.read_text(encoding="utf-8"))
         except (OSError, yaml.YAMLError):

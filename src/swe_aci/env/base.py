@@ -107,10 +107,10 @@ class Environment(Protocol):
         """The patch of `submission()`: what changed against the base commit."""
         ...
 
-    def submission(self, hidden_patch: str | None = None) -> Submission:
+    def submission(self) -> Submission:
         """Every change in the working tree against the base commit (new files included,
-        ignored ones not), without the changes `hidden_patch` made, and without binary files
-        or files over `EnvConfig.max_diff_file_bytes` (listed in `excluded`).
+        ignored ones not), without binary files or files over `EnvConfig.max_diff_file_bytes`
+        (listed in `excluded`).
 
         Taken by a fresh git process that obeys no configuration the agent could write on the
         host, bounded by `EnvConfig.diff_timeout`; neither the shell, nor the repository's

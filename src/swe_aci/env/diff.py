@@ -50,7 +50,6 @@ def take_submission(
     git: GitRunner,
     base_commit: str,
     *,
-    hidden_patch: str | None,
     max_file_bytes: int,
     timeout: float,
 ) -> Submission:
@@ -85,13 +84,6 @@ def take_submission(
 
     call(["read-tree", base_commit])
     call(["add", "-A"])
-    if hidden_patch and hidden_patch.strip():
-        patch = hidden_patch if hidden_patch.endswith("\n") else hidden_patch + "\n"
-        code, _, _ = attempt(
-            ["apply", "--cached", "-R", "-"], patch.encode("utf-8", "surrogateescape")
-        )
-        if code != 0:
-            reset(patch_paths(patch))
     excluded: list[Exclusion] = []
     large = _large_files(call, base_commit, max_file_bytes)
     reset([exclusion.path for exclusion in large])
@@ -148,24 +140,3 @@ def _numstat_binaries(numstat: bytes) -> list[str]:
         for entry in numstat.split(b"\0")
         if entry.startswith(b"-\t-\t")
     ]
-
-
-def patch_paths(patch: str) -> list[str]:
-    """The paths a unified diff touches (old and new names)."""
-    paths: list[str] = []
-    for line in patch.splitlines():
-        if line.startswith(("--- ", "+++ ")):
-            name = line[4:].split("\t", 1)[0]
-            if name.startswith('"') and name.endswith('"'):
-                name = name[1:-1]
-            if name == "/dev/null":
-                continue
-            if name.startswith(("a/", "b/")):
-                name = name[2:]
-        elif line.startswith(("rename from ", "rename to ", "copy from ", "copy to ")):
-            name = line.split(" ", 2)[2]
-        else:
-            continue
-        if name and name not in paths:
-            paths.append(name)
-    return paths

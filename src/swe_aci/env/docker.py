@@ -249,7 +249,7 @@ class DockerEnvironment(SessionEnvironment):
     def diff(self) -> str:
         return self.submission().patch
 
-    def submission(self, hidden_patch: str | None = None) -> Submission:
+    def submission(self) -> Submission:
         """Taken by fresh git processes in the container (never the agent's shell), with a
         private index under /tmp; the host waits at most `diff_timeout` for each."""
         self._live_session()
@@ -283,7 +283,6 @@ class DockerEnvironment(SessionEnvironment):
             return take_submission(
                 git,
                 self._base_commit,
-                hidden_patch=hidden_patch,
                 max_file_bytes=self.config.max_diff_file_bytes,
                 timeout=self.config.diff_timeout,
             )

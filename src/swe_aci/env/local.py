@@ -107,7 +107,7 @@ class LocalEnvironment(SessionEnvironment):
     def diff(self) -> str:
         return self.submission().patch
 
-    def submission(self, hidden_patch: str | None = None) -> Submission:
+    def submission(self) -> Submission:
         self._live_session()
         index = self._root / "submission.index"
         index.unlink(missing_ok=True)
@@ -115,7 +115,6 @@ class LocalEnvironment(SessionEnvironment):
             return take_submission(
                 host_git_runner(self._store, self._host_repo, index),
                 self._base_commit,
-                hidden_patch=hidden_patch,
                 max_file_bytes=self.config.max_diff_file_bytes,
                 timeout=self.config.diff_timeout,
             )

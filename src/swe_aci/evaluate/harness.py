@@ -26,7 +26,6 @@ from swe_aci.env.config import EnvConfig
 from swe_aci.env.factory import make_environment
 from swe_aci.evaluate.grading import grade
 from swe_aci.evaluate.parsers import PARSERS, StatusMap, TestStatus, parse_log
-from swe_aci.evaluate.predictions import Prediction
 from swe_aci.evaluate.report import (
     InstanceReport,
     load_instance,
@@ -34,6 +33,7 @@ from swe_aci.evaluate.report import (
     save_instance,
 )
 from swe_aci.recipes import RecipeError, task_environment
+from swe_aci.records import Prediction
 from swe_aci.tasks import Task
 
 # Keep at most this much of a test log (its end: the summaries are there).
@@ -44,7 +44,6 @@ PATCH_TIMEOUT = 120.0
 READ_TIMEOUT = 30.0
 LOG_CHUNK_BYTES = 3_000_000
 EVALUATION_OUTPUT_CAP = 4_200_000
-DEFAULT_TIMEOUT = 1800.0
 PATCH_FUZZ = 5
 DIFF_TARGET = re.compile(r"^diff --git a/.* b/(.*)$", re.MULTILINE)
 Log = Callable[[str], None]
@@ -72,7 +71,7 @@ def evaluate_instance(
     patch: str,
     env_config: EnvConfig,
     output_dir: Path,
-    timeout: float = DEFAULT_TIMEOUT,
+    timeout: float,
     *,
     model_name: str = "",
     cache_dir: Path | None = None,
@@ -274,7 +273,7 @@ def evaluate_all(
     env_config: EnvConfig,
     output_dir: Path,
     *,
-    timeout: float = DEFAULT_TIMEOUT,
+    timeout: float,
     workers: int = 1,
     redo: bool = False,
     cache_dir: Path | None = None,

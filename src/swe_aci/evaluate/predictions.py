@@ -10,23 +10,15 @@ import json
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
+
+from swe_aci.records import Prediction
 
 GOLD = "gold"
 
 
 class PredictionsError(Exception):
     """The predictions file cannot be used (one line for the user)."""
-
-
-class Prediction(BaseModel):
-    instance_id: str
-    model_name_or_path: str = ""
-    model_patch: str = ""
-
-    @property
-    def is_empty(self) -> bool:
-        return not self.model_patch.strip()
 
 
 def read_predictions(path: Path) -> dict[str, Prediction]:

@@ -16,11 +16,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ValidationError
 
-from swe_aci.agent.trajectory import write_json_atomic, write_text_atomic
 from swe_aci.evaluate.grading import Grade
+from swe_aci.records import REPORT_FILE, write_json_atomic, write_text_atomic
 
 Outcome = Literal["resolved", "unresolved", "patch_failed", "timeout", "error"]
-REPORT_FILE = "report.json"
 PATCH_FILE = "patch.diff"
 TEST_LOG_FILE = "test_output.txt"
 

@@ -11,7 +11,7 @@ import jinja2
 import jinja2.meta
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
 
-from swe_aci.agent.config import (
+from swe_aci.configuration import (
     ConfigError,
     builtin_config_dir,
     describe_validation_error,

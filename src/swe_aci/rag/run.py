@@ -12,7 +12,6 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from swe_aci.agent.trajectory import write_json_atomic
 from swe_aci.env.base import Environment, SandboxError
 from swe_aci.env.config import EnvConfig
 from swe_aci.models.base import Model, ModelAuthError, ModelConfigError, ModelError
@@ -23,6 +22,7 @@ from swe_aci.rag.documents import BaseTree
 from swe_aci.rag.patch import apply_diff, extract_diff
 from swe_aci.rag.prompt import build_prompt
 from swe_aci.recipes import RecipeError
+from swe_aci.records import PREDS_FILE, Prediction, predictions_json, write_json_atomic
 
 if TYPE_CHECKING:
     from swe_aci.tasks import Task
@@ -165,21 +165,19 @@ def run_rag(
     output_dir: Path,
     open_env: OpenEnvironment = open_task_environment,
     on_record: Callable[[RagRecord], None] | None = None,
-) -> dict[str, dict[str, str]]:
+) -> dict[str, Prediction]:
     """Predict every task, writing preds.json and one record per instance as it goes."""
     name = prediction_name(config)
-    predictions: dict[str, dict[str, str]] = {}
+    predictions: dict[str, Prediction] = {}
     records = output_dir / "records"
     records.mkdir(parents=True, exist_ok=True)
     for task in tasks:
         record = predict(task, config, model, open_env)
-        predictions[task.instance_id] = {
-            "instance_id": task.instance_id,
-            "model_name_or_path": name,
-            "model_patch": record.model_patch,
-        }
+        predictions[task.instance_id] = Prediction(
+            instance_id=task.instance_id, model_name_or_path=name, model_patch=record.model_patch
+        )
         write_json_atomic(records / f"{task.instance_id}.json", asdict(record))
-        write_json_atomic(output_dir / "preds.json", predictions)
+        write_json_atomic(output_dir / PREDS_FILE, predictions_json(predictions))
         if on_record is not None:
             on_record(record)
     return predictions

@@ -8,7 +8,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-INSTANCE_ID_PATTERN = r"^[A-Za-z0-9_.-]+$"
+from swe_aci.records import INSTANCE_ID_RULE, is_valid_instance_id
+
 LogParser = Literal["pytest", "django", "sympy", "unittest"]
 RevertField = Literal["patch", "test_patch"]
 
@@ -60,31 +61,28 @@ class Recipe(BaseModel):
 
 
 class Task(BaseModel):
-    """One row of a task file (a SWE-bench row; unknown extra keys are ignored)."""
+    """One row of a task file: the keys of a SWE-bench row that swe-aci reads; the others
+    (`hints_text`, `version`, `created_at`, ...) are accepted and ignored."""
 
     model_config = ConfigDict(extra="ignore")
 
-    instance_id: str = Field(pattern=INSTANCE_ID_PATTERN)
+    instance_id: str
     repo: str
     problem_statement: str
-    hints_text: str = ""
     base_commit: str | None = None
     patch: str | None = None
     test_patch: str | None = None
     FAIL_TO_PASS: list[str] = Field(default_factory=list)
     PASS_TO_PASS: list[str] = Field(default_factory=list)
-    version: str | None = None
-    created_at: str | None = None
-    environment_setup_commit: str | None = None
     image: str | None = None
     repo_dir: str = Field("/testbed", pattern=r"^/")
     environment: Recipe | None = None
 
     @field_validator("instance_id")
     @classmethod
-    def _not_a_directory_name(cls, value: str) -> str:
-        if value in {".", ".."}:
-            raise ValueError("instance_id cannot be . or .. (it names a directory)")
+    def _names_a_directory(cls, value: str) -> str:
+        if not is_valid_instance_id(value):
+            raise ValueError(INSTANCE_ID_RULE)
         return value
 
     @field_validator("FAIL_TO_PASS", "PASS_TO_PASS", mode="before")
@@ -97,12 +95,6 @@ class Task(BaseModel):
             except json.JSONDecodeError:
                 raise ValueError("not a list of test ids nor a JSON string of one") from None
         return value
-
-    @field_validator("version", "created_at", "environment_setup_commit", mode="before")
-    @classmethod
-    def _text(cls, value: Any) -> Any:
-        """Kept as text: YAML reads `version: 3.0` as a number, datasets give timestamps."""
-        return value if value is None or isinstance(value, str) else str(value)
 
     @model_validator(mode="after")
     def _one_environment(self) -> Task:

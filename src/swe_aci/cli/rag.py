@@ -1,5 +1,4 @@
-"""`swe-aci rag`: the retrieval baseline over a task file. Registered in swe_aci.cli; heavy
-modules are imported inside the command so `--help` stays fast."""
+"""`swe-aci rag`: the retrieval baseline over a task file."""
 
 from __future__ import annotations
 
@@ -8,12 +7,23 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from swe_aci.cli.common import (
+    EnvOption,
+    FilterOption,
+    SetOption,
+    SliceOption,
+    TaskSourceOption,
+    check_writable,
+    fail,
+    guarded,
+)
+
 if TYPE_CHECKING:
     from swe_aci.rag.run import RagRecord
 
 
-def rag(
-    instances: Annotated[Path, typer.Option(help="Task file (JSON, JSONL or YAML rows).")],
+def rag_command(
+    instances: TaskSourceOption,
     model: Annotated[str, typer.Option(help="Model name, e.g. openai/gpt-4o.")],
     retrieval: Annotated[
         str | None, typer.Option(help="bm25 (default) or oracle (the gold patch's files).")
@@ -28,22 +38,19 @@ def rag(
         Path | None,
         typer.Option(help="RAG config YAML (default: the built-in baselines/rag.yaml)."),
     ] = None,
-    env: Annotated[str | None, typer.Option(help="Sandbox: auto, local, bwrap, docker.")] = None,
-    filter: Annotated[str | None, typer.Option(help="Regex on instance ids.")] = None,
-    slice: Annotated[str | None, typer.Option(help="Python slice of the tasks, e.g. 0:10.")] = None,
-    set_: Annotated[
-        list[str] | None, typer.Option("--set", help="Override a config key: a.b.c=value.")
-    ] = None,
+    env: EnvOption = None,
+    filter: FilterOption = None,
+    slice: SliceOption = None,
+    set_: SetOption = None,
 ) -> None:
     """Ask a model once per task for a patch, given retrieved files (SWE-bench's RAG baseline)."""
-    from swe_aci.cli import fail, guarded
 
     def body() -> None:
-        from swe_aci.agent.config import ConfigError
-        from swe_aci.episode import check_writable
+        from swe_aci.configuration import ConfigError
         from swe_aci.rag.bm25 import RetrievalUnavailable, bm25s_module
         from swe_aci.rag.config import load_rag_config
         from swe_aci.rag.run import make_rag_model, run_rag
+        from swe_aci.records import PREDS_FILE
         from swe_aci.tasks import TaskFileError, load_tasks
 
         flags = {
@@ -78,10 +85,10 @@ def rag(
             output_dir,
             on_record=on_record,
         )
-        applied = sum(1 for prediction in predictions.values() if prediction["model_patch"])
+        applied = sum(1 for prediction in predictions.values() if prediction.model_patch)
         typer.echo(
             f"{applied} of {len(predictions)} predictions hold a patch that applies "
-            f"(cost ${sum(costs):.4f}); predictions: {output_dir / 'preds.json'}"
+            f"(cost ${sum(costs):.4f}); predictions: {output_dir / PREDS_FILE}"
         )
 
     guarded(body)

@@ -2,89 +2,51 @@
 
 from __future__ import annotations
 
-import hashlib
-import json
-import logging
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from swe_aci.evaluate.harness import DEFAULT_TIMEOUT
+from swe_aci.cli.common import (
+    EVALUATION_TIMEOUT,
+    CacheOption,
+    ConfigOption,
+    EnvOption,
+    EvaluationTimeoutOption,
+    FilterOption,
+    ModelOption,
+    SetOption,
+    SliceOption,
+    TaskSourceOption,
+    WorkersOption,
+    build_config,
+    fail,
+    guarded,
+    load_selection,
+)
 
 if TYPE_CHECKING:
     from rich.console import Console
 
     from swe_aci.batch.outputs import BatchOutputs
     from swe_aci.episode import EpisodeConfig
-    from swe_aci.tasks import Task, TaskSet
+    from swe_aci.tasks import Task
 
-InstancesOption = Annotated[
-    str, typer.Option(help="Task file (JSON, JSONL, YAML) or a saved Hugging Face dataset.")
-]
-FilterOption = Annotated[str | None, typer.Option(help="Only ids matching this regex.")]
-SliceOption = Annotated[str | None, typer.Option(help="A:B of the selected tasks (Python slice).")]
 ShuffleOption = Annotated[bool, typer.Option(help="Shuffle the tasks (with --seed).")]
 SeedOption = Annotated[int, typer.Option(help="Seed of --shuffle.")]
-WorkersOption = Annotated[int, typer.Option(min=1, help="Instances at once.")]
-CacheOption = Annotated[
-    Path | None, typer.Option(help="Recipe cache (default ~/.cache/swe-aci/recipes).")
-]
-
-
-def load_selection(
-    instances: str, filter: str | None, slice: str | None, shuffle: bool, seed: int
-) -> TaskSet:
-    """The selected tasks; bad rows are reported on stderr (one line each) and left out."""
-    from rich.console import Console
-
-    from swe_aci.tasks import load_tasks
-
-    task_set = load_tasks(instances, filter=filter, slice=slice, shuffle=shuffle, seed=seed)
-    console = Console(stderr=True, highlight=False, soft_wrap=True)
-    for problem in task_set.problems:
-        console.print(f"[yellow]skipped row:[/] {problem}", markup=True, emoji=False)
-    return task_set
-
-
-def config_record(config: EpisodeConfig) -> tuple[dict[str, Any], str]:
-    """The config as run.yaml stores it (secrets masked) and its hash."""
-    data = config.model_dump(mode="json")
-    digest = hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
-    return data, digest
-
-
-def swe_aci_version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("swe-aci")
-    except PackageNotFoundError:
-        return "unknown"
-
-
-def open_batch_log(path: Path) -> logging.Handler:
-    handler = logging.FileHandler(path, encoding="utf-8")
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
-    logger = logging.getLogger("swe_aci.batch")
-    logger.setLevel(logging.INFO)
-    logger.addHandler(handler)
-    return handler
 
 
 def batch_command(
-    instances: InstancesOption,
+    instances: TaskSourceOption,
     filter: FilterOption = None,
     slice: SliceOption = None,
     shuffle: ShuffleOption = False,
     seed: SeedOption = 0,
-    config: Annotated[
-        Path | None, typer.Option(help="Episode config: a YAML file or a built-in name.")
-    ] = None,
-    model: Annotated[str | None, typer.Option(help="Model name, e.g. openai/gpt-4o.")] = None,
-    env: Annotated[str | None, typer.Option(help="Sandbox: auto, local, bwrap, docker.")] = None,
+    config: ConfigOption = None,
+    model: ModelOption = None,
+    env: EnvOption = None,
     workers: WorkersOption = 1,
     executor: Annotated[str, typer.Option(help="threads, or ray (pip install 'swe-aci[ray]').")] = (
         "threads"
@@ -105,15 +67,10 @@ def batch_command(
             "(OUT/evaluation/, as swe-aci evaluate writes it)."
         ),
     ] = False,
-    evaluation_timeout: Annotated[
-        float, typer.Option(min=1, help="Seconds the tests of one instance may run (--evaluate).")
-    ] = DEFAULT_TIMEOUT,
-    set_: Annotated[
-        list[str] | None, typer.Option("--set", help="Override a config key: a.b.c=value.")
-    ] = None,
+    evaluation_timeout: EvaluationTimeoutOption = EVALUATION_TIMEOUT,
+    set_: SetOption = None,
 ) -> None:
     """Run the agent on every task of a task file, in parallel; resumable."""
-    from swe_aci.cli import build_config, fail, guarded
 
     def body() -> None:
         from rich.console import Console
@@ -121,8 +78,14 @@ def batch_command(
         from swe_aci.batch.display import LineDisplay, LiveDisplay, summary_table
         from swe_aci.batch.instance import FatalBatchError
         from swe_aci.batch.outputs import BatchOutputs, OutputsError
+        from swe_aci.batch.run_record import (
+            close_batch_log,
+            config_record,
+            open_batch_log,
+            swe_aci_version,
+        )
         from swe_aci.batch.runner import BatchOptions, BatchRunner
-        from swe_aci.tasks import TaskFileError
+        from swe_aci.records import BATCH_LOG_FILE
 
         if executor not in ("threads", "ray"):
             fail(f"unknown --executor {executor!r}: threads or ray")
@@ -131,10 +94,7 @@ def batch_command(
                 import ray  # noqa: F401
             except ImportError:
                 fail("the ray executor needs Ray: pip install 'swe-aci[ray]'")
-        try:
-            task_set = load_selection(instances, filter, slice, shuffle, seed)
-        except TaskFileError as error:
-            fail(str(error))
+        task_set = load_selection(instances, filter, slice, shuffle, seed)
         episode_config = build_config(
             config, set_ or [], **{"model.name": model, "env.backend": env}
         )
@@ -165,7 +125,7 @@ def batch_command(
                 "config": config_data,
             }
         )
-        handler = open_batch_log(output_dir / "batch.log")
+        handler = open_batch_log(output_dir / BATCH_LOG_FILE)
         console = Console(highlight=False, soft_wrap=True)
         options = BatchOptions(
             workers=workers,
@@ -185,8 +145,7 @@ def batch_command(
         except FatalBatchError as error:
             fail(f"batch stopped: {error}", code=1)
         finally:
-            logging.getLogger("swe_aci.batch").removeHandler(handler)
-            handler.close()
+            close_batch_log(handler)
         console.print(summary_table(state))
         console.print(f"predictions: {outputs.preds_path}")
         if state.stop_reason and state.stop_reason.startswith("interrupted"):
@@ -199,8 +158,9 @@ def batch_command(
     ) -> None:
         """The run's evaluation report (instances graded by their workers are not graded again;
         finished instances of an earlier run without --evaluate are graded now)."""
-        from swe_aci.batch.evaluation import EVALUATION_DIR, evaluate_outputs
-        from swe_aci.evaluate.cli import print_summary
+        from swe_aci.batch.evaluation import evaluate_outputs
+        from swe_aci.cli.evaluate import print_summary
+        from swe_aci.records import EVALUATION_DIR, REPORT_FILE
 
         directory = output_dir / EVALUATION_DIR
         _, report = evaluate_outputs(
@@ -213,7 +173,7 @@ def batch_command(
             cache_dir=cache_dir,
         )
         print_summary(report, console)
-        console.print(f"evaluation: {directory / 'report.json'}")
+        console.print(f"evaluation: {directory / REPORT_FILE}")
 
     guarded(body)
 
@@ -223,7 +183,7 @@ images_app = typer.Typer(help="Environments built from task recipes.", no_args_i
 
 @images_app.command("build")
 def images_build(
-    instances: InstancesOption,
+    instances: TaskSourceOption,
     filter: FilterOption = None,
     slice: SliceOption = None,
     env: Annotated[
@@ -233,18 +193,13 @@ def images_build(
     cache_dir: CacheOption = None,
 ) -> None:
     """Build ahead the environments of the tasks that have a recipe; report each failure."""
-    from swe_aci.cli import fail, guarded
 
     def body() -> None:
         from swe_aci.batch.prebuild import prebuild
-        from swe_aci.tasks import TaskFileError
 
         if env not in ("docker", "bwrap", "local", "auto"):
             fail(f"unknown --env {env!r}: docker, bwrap, local or auto")
-        try:
-            task_set = load_selection(instances, filter, slice, False, 0)
-        except TaskFileError as error:
-            fail(str(error))
+        task_set = load_selection(instances, filter, slice)
         failures = prebuild(task_set.tasks, env, workers, cache_dir)
         if failures:
             raise typer.Exit(1)

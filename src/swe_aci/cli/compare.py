@@ -9,6 +9,22 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from swe_aci.cli.common import (
+    EVALUATION_TIMEOUT,
+    CacheOption,
+    EnvOption,
+    EvaluationTimeoutOption,
+    FilterOption,
+    SliceOption,
+    TaskSourceOption,
+    WorkersOption,
+    build_config,
+    check_backend,
+    fail,
+    guarded,
+    load_selection,
+)
+
 if TYPE_CHECKING:
     from rich.console import Console
     from rich.table import Table
@@ -24,7 +40,6 @@ def stats_command(
     per_instance: Annotated[bool, typer.Option(help="Also list every instance.")] = False,
 ) -> None:
     """Statistics of a run's trajectories: exit statuses, turns, failed edits, cost."""
-    from swe_aci.cli import fail, guarded
 
     def body() -> None:
         from rich.console import Console
@@ -113,9 +128,7 @@ def instances_table(records: list[InstanceStats]) -> Table:
 
 
 def compare_command(
-    instances: Annotated[
-        str, typer.Option(help="Task file (JSON, JSONL, YAML) or a saved Hugging Face dataset.")
-    ],
+    instances: TaskSourceOption,
     configs: Annotated[
         str,
         typer.Option(
@@ -126,35 +139,27 @@ def compare_command(
     model: Annotated[
         str | None, typer.Option(help="Model name for every config, e.g. openai/gpt-4o.")
     ] = None,
-    workers: Annotated[int, typer.Option(min=1, help="Instances at once.")] = 1,
-    env: Annotated[str | None, typer.Option(help="Sandbox: auto, local, bwrap, docker.")] = None,
+    workers: WorkersOption = 1,
+    env: EnvOption = None,
     output_dir: Annotated[
         Path, typer.Option(help="<dir>/<config>/ per config, and comparison.json.")
     ] = Path("comparison"),
-    filter: Annotated[str | None, typer.Option(help="Only ids matching this regex.")] = None,
-    slice: Annotated[
-        str | None, typer.Option(help="A:B of the selected tasks (Python slice).")
-    ] = None,
-    timeout: Annotated[
-        float, typer.Option(min=1, help="Seconds the tests of one instance may run.")
-    ] = 1800.0,
+    filter: FilterOption = None,
+    slice: SliceOption = None,
+    timeout: EvaluationTimeoutOption = EVALUATION_TIMEOUT,
     redo: Annotated[bool, typer.Option(help="Run and evaluate everything again.")] = False,
-    cache_dir: Annotated[
-        Path | None, typer.Option(help="Recipe cache (default ~/.cache/swe-aci/recipes).")
-    ] = None,
+    cache_dir: CacheOption = None,
     set_: Annotated[
         list[str] | None,
         typer.Option("--set", help="Override a config key of every config: a.b.c=value."),
     ] = None,
 ) -> None:
     """Run the same instances under each config, evaluate them, compare (% resolved and more)."""
-    from swe_aci.cli import build_config, fail, guarded
 
     def body() -> None:
         from rich.console import Console
 
         from swe_aci.analysis.compare import (
-            COMPARISON_FILE,
             CompareError,
             CompareInterrupted,
             CompareOptions,
@@ -163,19 +168,17 @@ def compare_command(
             resolve_config,
         )
         from swe_aci.analysis.comparison import comparison_table
-        from swe_aci.batch.cli import load_selection
         from swe_aci.batch.instance import FatalBatchError
-        from swe_aci.evaluate.cli import check_backend
-        from swe_aci.tasks import TaskFileError
+        from swe_aci.records import COMPARISON_FILE
 
         names = [name.strip() for name in configs.split(",") if name.strip()]
         if not names:
             fail("--configs names no config")
         try:
             resolved = [(given, *resolve_config(given)) for given in names]
-            task_set = load_selection(instances, filter, slice, False, 0)
-        except (CompareError, TaskFileError) as error:
+        except CompareError as error:
             fail(str(error))
+        task_set = load_selection(instances, filter, slice)
         if not task_set.tasks:
             fail(f"no task selected from {instances}")
         overrides = {"model.name": model, "env.backend": env}
@@ -212,16 +215,9 @@ def compare_command(
 
 def evaluated_printer(console: Console) -> Callable[[InstanceReport, bool], None]:
     """One line per evaluated instance, as `swe-aci evaluate` prints them."""
-    from rich.markup import escape
-
-    from swe_aci.evaluate.cli import OUTCOME_STYLE
+    from swe_aci.cli.evaluate import outcome_line
 
     def done(report: InstanceReport, reused: bool) -> None:
-        style = OUTCOME_STYLE[report.outcome]
-        note = " (graded before)" if reused else ""
-        detail = f": {escape(report.message)}" if report.message else ""
-        console.print(
-            f"[{style}]{report.outcome:>12}[/] {escape(report.instance_id)}{detail}{note}"
-        )
+        console.print(outcome_line(report, " (graded before)" if reused else ""))
 
     return done

@@ -7,14 +7,23 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from swe_aci.evaluate.harness import DEFAULT_TIMEOUT
+from swe_aci.cli.common import (
+    EVALUATION_TIMEOUT,
+    EnvOption,
+    EvaluationTimeoutOption,
+    TaskSourceOption,
+    WorkersOption,
+    check_backend,
+    fail,
+    guarded,
+)
 
 if TYPE_CHECKING:
     from rich.console import Console
 
     from swe_aci.env.config import EnvConfig
-    from swe_aci.evaluate.predictions import Prediction
     from swe_aci.evaluate.report import InstanceReport
+    from swe_aci.records import Prediction
     from swe_aci.tasks import Task
 
 OUTCOME_STYLE = {
@@ -31,32 +40,29 @@ def evaluate_command(
         str,
         typer.Argument(help="preds.json (by id), a JSON list or JSONL; `gold`: each task's patch."),
     ],
-    instances: Annotated[Path, typer.Option(help="The task file (JSON, JSONL or YAML).")],
+    instances: TaskSourceOption,
     ids: Annotated[
         list[str] | None, typer.Option(help="Only these instance ids (repeat, or comma-separated).")
     ] = None,
-    workers: Annotated[int, typer.Option(min=1, help="Instances evaluated at once.")] = 1,
-    env: Annotated[str | None, typer.Option(help="Sandbox: auto, local, bwrap, docker.")] = None,
+    workers: WorkersOption = 1,
+    env: EnvOption = None,
     output_dir: Annotated[
         Path, typer.Option(help="Per-instance logs and reports, and report.json.")
     ] = Path("evaluation"),
-    timeout: Annotated[
-        float, typer.Option(min=1, help="Seconds the tests of one instance may run.")
-    ] = DEFAULT_TIMEOUT,
+    timeout: EvaluationTimeoutOption = EVALUATION_TIMEOUT,
     redo: Annotated[
         bool, typer.Option(help="Evaluate again instances that have a report.")
     ] = False,
 ) -> None:
     """Run each instance's tests with its predicted patch applied; report % resolved."""
-    from swe_aci.cli import fail, guarded
 
     def body() -> None:
         from pydantic import ValidationError
         from rich.console import Console
 
-        from swe_aci.agent.trajectory import write_json_atomic
         from swe_aci.env.config import EnvConfig
         from swe_aci.evaluate.predictions import PredictionsError
+        from swe_aci.records import REPORT_FILE, write_json_atomic
         from swe_aci.tasks import TaskFileError
 
         console = Console(stderr=True, highlight=False, soft_wrap=True)
@@ -76,9 +82,9 @@ def evaluate_command(
             fail(f"cannot create the output directory {output_dir}: {exc.strerror}")
         reports = run_with_progress(tasks, chosen, env_config, console)
         report = run_summary(tasks, chosen, reports)
-        write_json_atomic(output_dir / "report.json", report)
+        write_json_atomic(output_dir / REPORT_FILE, report)
         print_summary(report, console)
-        console.print(f"report: {output_dir / 'report.json'}")
+        console.print(f"report: {output_dir / REPORT_FILE}")
 
     def run_with_progress(
         tasks: list[Task],
@@ -86,7 +92,6 @@ def evaluate_command(
         env_config: EnvConfig,
         console: Console,
     ) -> dict[str, InstanceReport]:
-        from rich.markup import escape
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
         from swe_aci.evaluate.harness import evaluate_all
@@ -103,12 +108,8 @@ def evaluate_command(
             bar = progress.add_task("evaluating", total=todo)
 
             def done(report: InstanceReport, reused: bool) -> None:
-                style = OUTCOME_STYLE[report.outcome]
                 note = " (report kept; --redo evaluates again)" if reused else ""
-                detail = f": {escape(report.message)}" if report.message else ""
-                progress.console.print(
-                    f"[{style}]{report.outcome:>12}[/] {escape(report.instance_id)}{detail}{note}"
-                )
+                progress.console.print(outcome_line(report, note))
                 progress.advance(bar)
 
             return evaluate_all(
@@ -125,7 +126,7 @@ def evaluate_command(
     guarded(body, interrupted="evaluated instances keep their reports: run again to go on")
 
 
-def selected_tasks(instances: Path, ids: list[str] | None, console: Console) -> list[Task]:
+def selected_tasks(instances: str, ids: list[str] | None, console: Console) -> list[Task]:
     """The task file's valid rows (bad ones reported, one line each), limited to `ids`."""
     from rich.markup import escape
 
@@ -145,7 +146,7 @@ def selected_tasks(instances: Path, ids: list[str] | None, console: Console) -> 
 
 
 def read_chosen_predictions(
-    source: str, tasks: list[Task], instances: Path, console: Console
+    source: str, tasks: list[Task], instances: str, console: Console
 ) -> dict[str, Prediction]:
     """The predictions of the selected tasks; predictions for ids the task file lacks are listed
     and skipped."""
@@ -165,19 +166,13 @@ def read_chosen_predictions(
     return {key: value for key, value in predictions.items() if key in known}
 
 
-def check_backend(env_config: EnvConfig) -> None:
-    """Docker asked for but not reachable: one line now rather than one per instance."""
-    from swe_aci.cli import fail
-    from swe_aci.env.base import SandboxError
+def outcome_line(report: InstanceReport, note: str) -> str:
+    """One evaluated instance as `evaluate` and `compare` print it (rich markup)."""
+    from rich.markup import escape
 
-    if env_config.backend != "docker":
-        return
-    from swe_aci.env.docker import connect
-
-    try:
-        connect()
-    except SandboxError as exc:
-        fail(str(exc))
+    style = OUTCOME_STYLE[report.outcome]
+    detail = f": {escape(report.message)}" if report.message else ""
+    return f"[{style}]{report.outcome:>12}[/] {escape(report.instance_id)}{detail}{note}"
 
 
 def run_summary(

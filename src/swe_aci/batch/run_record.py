@@ -1,0 +1,46 @@
+"""How a batch run is recorded: the config as `run.yaml` stores it and its hash (the guard against
+mixing configs in one output directory), the version that ran, and `batch.log`."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from swe_aci.episode import EpisodeConfig
+
+BATCH_LOGGER = "swe_aci.batch"
+
+
+def config_record(config: EpisodeConfig) -> tuple[dict[str, Any], str]:
+    """The config as run.yaml stores it (secrets masked) and its hash."""
+    data = config.model_dump(mode="json")
+    digest = hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
+    return data, digest
+
+
+def swe_aci_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("swe-aci")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+def open_batch_log(path: Path) -> logging.Handler:
+    """Send the batch's log records to `path` (close with `close_batch_log`)."""
+    handler = logging.FileHandler(path, encoding="utf-8")
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
+    logger = logging.getLogger(BATCH_LOGGER)
+    logger.setLevel(logging.INFO)
+    logger.addHandler(handler)
+    return handler
+
+
+def close_batch_log(handler: logging.Handler) -> None:
+    logging.getLogger(BATCH_LOGGER).removeHandler(handler)
+    handler.close()

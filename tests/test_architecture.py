@@ -1,0 +1,98 @@
+"""The dependency rule, enforced: every `swe_aci` import (lazy and typing-only ones included) goes
+down the layer order of scripts/layers.py, no import cycle exists at run time, and
+docs/architecture.md prints the layer block that order gives."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "scripts"))
+
+import layers  # noqa: E402
+
+
+def test_the_layer_order_names_every_layer_once() -> None:
+    assert len(set(layers.LAYERS)) == len(layers.LAYERS)
+    found = {layers.layer_of(module) for module in layers.modules()}
+    assert found == set(layers.LAYERS)
+
+
+def test_no_import_goes_against_the_layer_order() -> None:
+    assert layers.wrong_way_imports() == []
+
+
+def test_no_import_cycle_at_run_time() -> None:
+    assert layers.cycles(layers.import_graph(typing_too=False)) == []
+
+
+def test_typing_only_cycles_stay_inside_the_layers_allowed_them() -> None:
+    for component in layers.cycles(layers.import_graph()):
+        assert {layers.layer_of(module) for module in component} <= (
+            layers.TYPING_CYCLES_ALLOWED_IN
+        ), sorted(component)
+
+
+def test_the_scan_sees_lazy_and_typing_only_imports(tmp_path: Path) -> None:
+    """The check must fail on the imports it is there to catch: a lazy one inside a function and
+    one under TYPE_CHECKING, in a ground-floor module, reaching up to the CLI."""
+    source = layers.PACKAGE / "records.py"
+    known = layers.modules()
+    planted = tmp_path / "records.py"
+    planted.write_text(
+        source.read_text(encoding="utf-8")
+        + "\n\nif TYPE_CHECKING:\n    from swe_aci.batch.runner import BatchRunner\n"
+        + "\n\ndef late() -> None:\n    from swe_aci.cli import common\n",
+        encoding="utf-8",
+    )
+    found = {
+        (target, typing_only)
+        for target, typing_only, _ in layers.imported_modules("swe_aci.records", planted, known)
+    }
+    assert ("swe_aci.batch.runner", True) in found
+    assert ("swe_aci.cli.common", False) in found
+
+
+def test_the_cycle_finder_finds_a_cycle() -> None:
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert layers.cycles(graph) == [{"a", "b", "c"}]
+
+
+def test_the_architecture_doc_prints_the_generated_block() -> None:
+    text = layers.DOC.read_text(encoding="utf-8")
+    assert layers.doc_block(text) == layers.layer_block(), (
+        "docs/architecture.md is stale: run python3 scripts/layers.py --write"
+    )
+
+
+def test_the_architecture_table_lists_the_layers_in_order() -> None:
+    text = layers.DOC.read_text(encoding="utf-8")
+    rows = re.findall(r"^\| `([^`]+)` \|", text, re.MULTILINE)
+    assert [row.removesuffix(".py").removesuffix("/") for row in rows] == [
+        layer for layer in layers.LAYERS if layer != "__main__"
+    ]
+
+
+@pytest.mark.parametrize("argv", [["--help"], []])
+def test_the_help_loads_no_layer_below_the_cli(argv: list[str]) -> None:
+    program = (
+        "import sys\n"
+        f"sys.argv = ['swe-aci', *{argv!r}]\n"
+        "from swe_aci.cli import main\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "print(' '.join(sorted(m for m in sys.modules if m.startswith('swe_aci.'))))\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", program],
+        capture_output=True,
+        text=True,
+        env={"PYTHONPATH": str(ROOT / "src"), "PATH": "/usr/bin:/bin"},
+        check=True,
+    )
+    loaded = result.stdout.split("\n")[-2].split()
+    assert loaded and all(module.startswith("swe_aci.cli") for module in loaded), loaded
