@@ -5,7 +5,8 @@
 
 The Django source distribution is fetched from PyPI once (pip download) into bench/.cache,
 unpacked and committed to a git repository there. For each backend that can run here, the script
-times session start, the shell round trip, the viewer, an edit with linting on a ~2000-line file,
+times session start, the shell round trip, the viewer, an edit with linting on a ~2000-line file
+(and the str_replace set's view and str_replace on it),
 search_dir against plain `grep -rn` on the same tree, the iterative search, and submit, then
 prints the median and the spread of every operation. Targets: ACI overhead beyond the shell round
 trip under 5 ms; search_dir within 1.2x of `grep -rn`.
@@ -148,6 +149,25 @@ def bench_backend(
         aci.execute(f"open {EDITED_FILE}")
         record("edit + lint (original not cached)", timed(lambda: edit("1:0"), 1))
         record("edit + lint (steady state)", timed(edit, repeat))
+        editor = ACI(env, ACIConfig(commands=["view", "str_replace", "insert", "submit"]))
+        record(
+            "view file 1000 1100",
+            timed(expect(editor, f"view {EDITED_FILE} 1000 1100", "cat -n"), repeat),
+        )
+        record("view . (2 levels)", timed(expect(editor, "view .", "2 levels deep"), repeat))
+        editor.execute(f"insert {EDITED_FILE} 0\n# bench marker 0\nend_of_new_str")
+        markers = iter(range(10**9))
+
+        def str_replace() -> None:
+            number = next(markers)
+            output = editor.execute(
+                f"str_replace {EDITED_FILE}\n# bench marker {number}\nend_of_old_str\n"
+                f"# bench marker {number + 1}\nend_of_new_str"
+            ).output
+            if "has been edited" not in output:
+                raise RuntimeError(output[:500])
+
+        record("str_replace + lint (steady state)", timed(str_replace, repeat))
         for term in (COMMON_TERM, RARE_TERM):
             record(f"search_dir {term}", timed(expect(aci, f"search_dir {term}", term), repeat))
             root = shlex.quote(env.repo_path)
@@ -188,6 +208,12 @@ def summary(backend: str, timings: list[Timing]) -> list[str]:
         f"{backend}: ACI overhead over the shell round trip {overhead * 1000:.2f} ms; "
         f"viewer (no shell) {viewer * 1000:.2f} ms  [target < 5 ms: "
         f"{'ok' if max(overhead, viewer) < 0.005 else 'MISSED'}]"
+    )
+    replace = by_name["str_replace + lint (steady state)"].median
+    edit = by_name["edit + lint (steady state)"].median
+    lines.append(
+        f"{backend}: str_replace + lint {replace * 1000:.2f} ms = {replace / edit:.2f} x edit + lint "
+        "(the same guarded write)"
     )
     for term in (COMMON_TERM, RARE_TERM):
         ratio = by_name[f"search_dir {term}"].median / by_name[f"grep -rn {term} (plain)"].median

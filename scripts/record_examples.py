@@ -5,7 +5,8 @@
 writes examples/demo/demo.traj (the demonstration shown to models by configs/default.yaml),
 examples/demo/demo_<ablation>.traj (the same fix through the interface of
 configs/ablations/<ablation>.yaml, for the ablations that change the commands) and
-examples/wordcount.traj (played back by examples/run_example.sh); with OUTPUT names (e.g.
+examples/wordcount.traj (played back by examples/run_example.sh), examples/wordcount_str_replace.traj
+(the same fix through configs/tools/str_replace.yaml); with OUTPUT names (e.g.
 `demo/demo_no_edit.traj`) only those. Each episode runs in the bwrap
 sandbox, so the paths it shows are stable (`/units`, `/wordcount`) rather than temporary ones.
 """
@@ -30,6 +31,13 @@ RECORDINGS = [
     # (project, issue, replies, output trajectory, config: None is the default)
     ("demo/units", "demo/units.issue.md", "demo/units.replies.yaml", "demo/demo.traj", None),
     ("wordcount", "wordcount.issue.md", "wordcount.replies.yaml", "wordcount.traj", None),
+    (
+        "wordcount",
+        "wordcount.issue.md",
+        "wordcount.str_replace.replies.yaml",
+        "wordcount_str_replace.traj",
+        ROOT / "configs" / "tools" / "str_replace.yaml",
+    ),
     *(
         (
             "demo/units",

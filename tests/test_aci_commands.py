@@ -13,7 +13,7 @@ from swe_aci.aci import ACIConfig
 from swe_aci.aci.commands import BY_NAME, COMMANDS, DEFAULT_COMMANDS, Command
 from swe_aci.agent.parsing import command_text, tool_spec
 
-SAMPLE_VALUES = {"integer": 3, "string": "x.py"}
+SAMPLE_VALUES = {"integer": 3, "string": "x.py", "text": "a\nb\n"}
 
 
 @pytest.fixture
@@ -29,16 +29,23 @@ def test_the_default_interface_is_the_papers() -> None:
     assert ACIConfig().commands == list(DEFAULT_COMMANDS)
 
 
-def test_names_are_unique_and_config_knows_exactly_the_declared_ones() -> None:
+def test_ids_are_unique_and_config_knows_exactly_the_declared_ones() -> None:
     assert len(BY_NAME) == len(COMMANDS)
-    ACIConfig(commands=[command.name for command in COMMANDS])
+    ACIConfig(commands=[command.id for command in COMMANDS if command.id != "create_file"])
     with pytest.raises(ValidationError, match="unknown ACI command"):
         ACIConfig(commands=["open", "not_declared"])
 
 
-@pytest.mark.parametrize("command", COMMANDS, ids=lambda command: command.name)
+def test_two_commands_typed_alike_are_never_enabled_together() -> None:
+    """The paper's `create` and the str_replace set's `create` (id create_file) share a name."""
+    assert BY_NAME["create_file"].name == BY_NAME["create"].name == "create"
+    with pytest.raises(ValidationError, match="both typed 'create': create, create_file"):
+        ACIConfig(commands=["create", "create_file"])
+
+
+@pytest.mark.parametrize("command", COMMANDS, ids=lambda command: command.id)
 def test_each_declaration_feeds_docs_schema_and_check(session: Session, command: Command) -> None:
-    aci = session({"x.py": "x = 1\n"}, commands=[command.name])
+    aci = session({"x.py": "x = 1\n"}, commands=[command.id])
     (doc,) = aci.command_docs()
     assert doc == command.doc(aci.config)
     assert "\n" not in doc.docstring and "{" not in doc.docstring

@@ -39,7 +39,7 @@ def test_command_docs_follow_the_config(session: Session) -> None:
     ]  # fmt: skip
     edit = docs[5]
     assert edit.signature == "edit <start_line>:<end_line>\n<replacement_text>\nend_of_edit"
-    assert edit.end_name == "end_of_edit"
+    assert edit.ends == ("end_of_edit",)
     assert [(a.name, a.type, a.required) for a in edit.arguments] == [
         ("start_line", "integer", True),
         ("end_line", "integer", True),

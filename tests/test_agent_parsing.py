@@ -105,7 +105,7 @@ DOCS = [
             ArgumentDoc("end_line", "integer", "last line replaced", True),
             ArgumentDoc("replacement_text", "string", "the new lines", True),
         ),
-        end_name="end_of_edit",
+        ends=("end_of_edit",),
     ),
     CommandDoc(name="submit", signature="submit", docstring="submits the diff", arguments=()),
 ]

@@ -22,6 +22,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PAPER_ERA = ROOT / "tests" / "fixtures" / "paper_era" / "calc__calc-1.traj"
 WORDCOUNT = ROOT / "examples" / "wordcount"
 WORDCOUNT_TRAJ = ROOT / "examples" / "wordcount.traj"
+WORDCOUNT_STR_REPLACE = ROOT / "examples" / "wordcount_str_replace.traj"
 PLAIN = {"NO_COLOR": "1", "FORCE_COLOR": None, "TTY_COMPATIBLE": None, "COLUMNS": "200"}
 
 # The repository the paper-era trajectory ran on, at its base commit. The recorded submission
@@ -191,6 +192,29 @@ def test_our_example_replays_to_its_recorded_submission(backend: str, tmp_path: 
     recorded = json.loads(WORDCOUNT_TRAJ.read_text())["info"]["submission"]
     assert (tmp_path / "out/wordcount/wordcount.patch").read_text() == recorded
     assert not (WORDCOUNT / ".git").exists()
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_the_str_replace_recording_replays_through_its_tool_set(
+    backend: str, tmp_path: Path
+) -> None:
+    """The bundled fix through view, create, str_replace and the review before submit."""
+    skip_unavailable(backend)
+    result = replay(
+        WORDCOUNT_STR_REPLACE, WORDCOUNT, tmp_path / "out", "--init-copy", "--env", backend,
+        "--config", "tools/str_replace",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.stdout + result.stderr
+    assert "replayed patch matches the recorded submission" in result.stdout
+    recorded = json.loads(WORDCOUNT_STR_REPLACE.read_text())
+    produced = load_trajectory(tmp_path / "out/wordcount_str_replace/wordcount_str_replace.traj")
+    assert [step["action"].split()[0] for step in produced["trajectory"]] == [
+        step["action"].split()[0] for step in recorded["trajectory"]
+    ]
+    assert produced["info"]["review"] == recorded["info"]["review"] == {"step": 9}
+    review = produced["trajectory"][8]["observation"]
+    assert "Created and never changed since: reproduce.py." in review
+    assert "reproduce.py" not in produced["info"]["submission"]
 
 
 def test_replay_never_overwrites_the_trajectory_it_replays(

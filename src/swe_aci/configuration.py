@@ -22,7 +22,7 @@ from pydantic import BaseModel, ValidationError
 Schema = TypeVar("Schema", bound=BaseModel)
 
 DEFAULT_CONFIG_NAME = "default"
-BUILTIN_GROUPS = ("", "ablations")  # subdirectories of the built-in config directory
+BUILTIN_GROUPS = ("", "ablations", "tools")  # subdirectories of the built-in config directory
 BUILTIN_NAME = re.compile(r"[\w-]+(/[\w-]+)?")
 
 

@@ -26,6 +26,8 @@ from swe_aci.models.config import LocalConfig, ModelConfig
 from swe_aci.pipeline.config import AgentStrategy, AttemptsStrategy, PipelineStrategy, Strategy
 from swe_aci.records import check_instance_id, instance_id_from
 
+TEXT_EDITOR_COMMANDS = ("view", "create_file", "str_replace", "insert")
+
 
 class InstanceBusy(Exception):
     """Another run holds the instance's output directory (one line for the user)."""
@@ -55,6 +57,25 @@ class EpisodeConfig(BaseModel):
             raise ValueError(
                 "agent.parser=tool_calls does not work with the local model: use "
                 "agent.parser=thought_action (the default)"
+            )
+        return self
+
+    @model_validator(mode="after")
+    def _text_editor_fits(self) -> EpisodeConfig:
+        """Anthropic's text editor tool needs an Anthropic model and the str_replace set."""
+        tool_type = self.agent.anthropic_text_editor
+        if tool_type is None:
+            return self
+        if not self.model.name.startswith("anthropic/"):
+            raise ValueError(
+                f"agent.anthropic_text_editor: {tool_type} is Anthropic's tool; "
+                f"model {self.model.name!r} is not an anthropic/ model"
+            )
+        missing = [c for c in TEXT_EDITOR_COMMANDS if c not in self.aci.commands]
+        if missing:
+            raise ValueError(
+                "agent.anthropic_text_editor: aci.commands lacks the str_replace set's "
+                f"{', '.join(missing)}"
             )
         return self
 

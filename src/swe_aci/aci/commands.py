@@ -27,13 +27,18 @@ Handler = Callable[["ACI", CommandStep], str]
 
 @dataclass(frozen=True)
 class Command:
-    name: str
-    signature: str  # first line: the command line; a multi-line command continues to `end_name`
+    name: str  # what the model types
+    signature: str  # first line: the command line; a multi-line command continues to its `ends`
     docstring: str | Callable[[ACIConfig], str]  # one line; a str may use `{config.<field>}`
     run: Handler | None  # None: the command ends the episode; the ACI takes the submission
     arguments: tuple[ArgumentDoc, ...] = ()
-    end_name: str | None = None  # the terminator line of a multi-line command
+    ends: tuple[str, ...] = ()  # the terminator line of each multi-line argument, in order
     default: bool = True  # in the default interface (the config's default command list)
+    key: str | None = None  # its name in `aci.commands` when two interfaces type the same name
+
+    @property
+    def id(self) -> str:
+        return self.key or self.name
 
     @property
     def ends_episode(self) -> bool:
@@ -47,12 +52,12 @@ class Command:
             if callable(self.docstring)
             else self.docstring.format(config=config),
             self.arguments,
-            self.end_name,
+            self.ends,
         )
 
     @property
     def syntax(self) -> Syntax:
-        return Syntax(self.signature.split("\n")[0], self.signature, self.end_name)
+        return Syntax(self.signature.split("\n")[0], self.signature, self.ends)
 
 
 def _arg(name: str, description: str, required: bool = True, type: str = "string") -> ArgumentDoc:
@@ -70,8 +75,15 @@ EDIT_LINT_DOC = (
     "sure to read the error message and modify the edit command you issue accordingly. Issuing "
     "the same command a second time will just lead to the same error message again."
 )
+STR_REPLACE_LINT_DOC = " A change to a Python file that introduces a syntax error is not applied (the output says why)."
 _CURRENT_DIR = "the directory to search in (if not provided, searches in the current directory)"
 _TERM = _arg("search_term", "the term to search for")
+_PATH = _arg("path", "the path of the file (absolute, or relative to the current directory)")
+
+
+def _linted(doc: str) -> Callable[[ACIConfig], str]:
+    return lambda config: doc + (STR_REPLACE_LINT_DOC if config.lint else "")
+
 
 COMMANDS: tuple[Command, ...] = (
     Command(
@@ -121,13 +133,13 @@ COMMANDS: tuple[Command, ...] = (
         "edit",
         "edit <start_line>:<end_line>\n<replacement_text>\nend_of_edit",
         lambda config: EDIT_DOC + (EDIT_LINT_DOC if config.lint else ""),
-        lambda aci, step: aci.editor.edit(step.args, step.body),
+        lambda aci, step: aci.editor.edit(step.args, step.blocks[0]),
         (
             _arg("start_line", "the line number to start the edit at", type="integer"),
             _arg("end_line", "the line number to end the edit at (inclusive)", type="integer"),
             _arg("replacement_text", "the text to replace the current selection with"),
         ),
-        end_name="end_of_edit",
+        ends=("end_of_edit",),
     ),
     Command(
         "search_file",
@@ -193,6 +205,67 @@ COMMANDS: tuple[Command, ...] = (
         default=False,
     ),
     Command(
+        "view",
+        "view <path> [<start_line> <end_line>]",
+        "shows the file at path with line numbers, or only lines start_line to end_line of it "
+        "(end_line -1: to the end); for a directory, lists the files and directories up to 2 "
+        "levels deep, hidden ones left out",
+        lambda aci, step: aci.str_replace.view(step.args),
+        (
+            _arg("path", "the file or directory (absolute, or relative to the current directory)"),
+            _arg("start_line", "the first line to show", required=False, type="integer"),
+            _arg("end_line", "the last line to show (-1: the end)", required=False, type="integer"),
+        ),
+        default=False,
+    ),
+    Command(
+        "create",
+        "create <path>\n<file_text>\nend_of_file_text",
+        _linted("creates a new file at path holding file_text (an existing file is not changed)."),
+        lambda aci, step: aci.str_replace.create(step.args, step.blocks),
+        (_PATH, _arg("file_text", "the content of the new file", type="text")),
+        ends=("end_of_file_text",),
+        default=False,
+        key="create_file",
+    ),
+    Command(
+        "str_replace",
+        "str_replace <path>\n<old_str>\nend_of_old_str\n<new_str>\nend_of_new_str",
+        _linted(
+            "replaces old_str by new_str in the file at path. old_str must match exactly one "
+            "place in the file, character for character (indentation included)."
+        ),
+        lambda aci, step: aci.str_replace.str_replace(step.args, step.blocks),
+        (
+            _PATH,
+            _arg("old_str", "the exact text to replace", type="text"),
+            _arg("new_str", "the text to put in its place (empty: delete old_str)", type="text"),
+        ),
+        ends=("end_of_old_str", "end_of_new_str"),
+        default=False,
+    ),
+    Command(
+        "insert",
+        "insert <path> <insert_line>\n<new_str>\nend_of_new_str",
+        _linted("inserts new_str after line insert_line of the file at path (0: at the top)."),
+        lambda aci, step: aci.str_replace.insert(step.args, step.blocks),
+        (
+            _PATH,
+            _arg("insert_line", "the line after which to insert (0: at the top)", type="integer"),
+            _arg("new_str", "the lines to insert", type="text"),
+        ),
+        ends=("end_of_new_str",),
+        default=False,
+    ),
+    Command(
+        "undo_edit",
+        "undo_edit <path>",
+        "takes back the last create, str_replace or insert of the file at path",
+        lambda aci, step: aci.str_replace.undo_edit(step.args),
+        (_PATH,),
+        default=False,
+    ),
+    Command(
         "submit",
         "submit",
         "submits your current code and terminates the session",
@@ -200,5 +273,7 @@ COMMANDS: tuple[Command, ...] = (
     ),
 )
 
-BY_NAME: dict[str, Command] = {command.name: command for command in COMMANDS}
-DEFAULT_COMMANDS: tuple[str, ...] = tuple(c.name for c in COMMANDS if c.default)
+BY_NAME: dict[str, Command] = {command.id: command for command in COMMANDS}
+"""Every command by its id, the name `aci.commands` lists."""
+DEFAULT_COMMANDS: tuple[str, ...] = tuple(c.id for c in COMMANDS if c.default)
+TYPED_NAMES: frozenset[str] = frozenset(command.name for command in COMMANDS)

@@ -39,6 +39,11 @@ class ACIConfig(BaseModel):
         gt=0,
         description="larger files are not edited (the observation points to the shell)",
     )
+    view_max_chars: int = Field(
+        default=16_000,
+        gt=0,
+        description="the str_replace set's view shows at most this many characters (whole lines)",
+    )
     command_timeout: float = Field(
         default=25.0, gt=0, description="seconds before a command is interrupted"
     )
@@ -81,6 +86,13 @@ class ACIConfig(BaseModel):
             )
         if len(set(value)) != len(value):
             raise ValueError("an ACI command is listed twice")
+        typed = [BY_NAME[name].name for name in value]
+        clashing = sorted({name for name in typed if typed.count(name) > 1})
+        if clashing:
+            raise ValueError(
+                f"two enabled commands are both typed {clashing[0]!r}: "
+                f"{', '.join(n for n in value if BY_NAME[n].name == clashing[0])}; enable one"
+            )
         return value
 
     @field_validator("window")

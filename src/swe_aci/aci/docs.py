@@ -9,7 +9,7 @@ from dataclasses import dataclass
 @dataclass(frozen=True)
 class ArgumentDoc:
     name: str
-    type: str  # "string" or "integer"
+    type: str  # "string", "integer", or "text": a multi-line argument taken verbatim
     description: str
     required: bool
 
@@ -17,7 +17,7 @@ class ArgumentDoc:
 @dataclass(frozen=True)
 class CommandDoc:
     name: str
-    signature: str  # first line is the command line; edit's continues with its body and end
+    signature: str  # first line is the command line; a multi-line one continues with its blocks
     docstring: str  # one line
     arguments: tuple[ArgumentDoc, ...] = ()
-    end_name: str | None = None  # the terminator line of a multi-line command
+    ends: tuple[str, ...] = ()  # the terminator line of each multi-line argument, in order

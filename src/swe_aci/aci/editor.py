@@ -1,4 +1,5 @@
-"""The editor: `edit <start>:<end>` with its replacement lines, guarded by the linter.
+"""The editor: `edit <start>:<end>` with its replacement lines, guarded by the linter; the guarded
+write is shared with the str_replace command set (`aci/str_replace.py`).
 
 The edit is applied in memory; for a .py file the result is linted and compared with the lint of
 the original, and only if the edit introduced no error is the file written. A rejected edit, or
@@ -23,55 +24,103 @@ UPDATED = (
 RULE = "-" * 49
 
 
+class EditRejected(Exception):
+    """The guardrail refused an edit: the lint errors it introduced, and the file before and as it
+    would have been after (lines start..end of the original became `count` lines). Each command
+    set words the refusal its own way; the file is unchanged."""
+
+    def __init__(
+        self,
+        errors: list[LintError],
+        original: FileText,
+        edited: FileText,
+        start: int,
+        end: int,
+        count: int,
+    ) -> None:
+        super().__init__(f"{len(errors)} new lint error(s) in {original.path}")
+        self.errors, self.original, self.edited = errors, original, edited
+        self.start, self.end, self.count = start, end, count
+
+
 class Editor:
+    """`edit`, and the guarded writes every editing command shares (`replace_lines`,
+    `write_checked`)."""
+
     def __init__(self, viewer: Viewer, config: ACIConfig) -> None:
         self.viewer = viewer
         self.lint = config.lint
         self.linter = Linter(config.lint_select)
         self.max_bytes = config.edit_max_bytes
 
-    def edit(self, args: tuple[str, ...], body: tuple[str, ...] | None) -> str:
+    def edit(self, args: tuple[str, ...], body: tuple[str, ...]) -> str:
         if self.viewer.path is None:
             raise CommandError("No file open. Use the `open` command first.")
         start, end = self._range(args[0] if args else "")
-        original = self._read(self.viewer.path)
+        original = self.read_text(self.viewer.path)
         if start > original.total + 1:
             raise CommandError(
                 f"{USAGE}\nError: start_line must be less than or equal to {original.total + 1} "
                 f"(the file has {original.total} lines)"
             )
-        end = min(end, original.total)
-        replacement = list(body or ())
+        try:
+            edited = self.replace_lines(original, start, min(end, original.total), body)
+        except EditRejected as rejected:
+            return _rejection(rejected)
+        return self.viewer.show(edited, start - 1) + "\n" + UPDATED
+
+    def replace_lines(
+        self, original: FileText, start: int, end: int, body: tuple[str, ...] | list[str]
+    ) -> FileText:
+        """Lines start..end (1-based, inclusive; end = start - 1 inserts before start) of
+        `original` replaced by `body`, linted and written; the edited text. Line endings follow
+        the file: CRLF files get CRLF lines, and a missing final newline stays missing unless the
+        edit reaches the last line. Raises EditRejected or CommandError (file unchanged)."""
+        replacement = list(body)
         if original.crlf:
             replacement = [line if line.endswith("\r") else line + "\r" for line in replacement]
         head, tail = list(original.lines[: start - 1]), original.lines[end:]
         if original.crlf and not original.final_newline and start == original.total + 1:
             head[-1] += "\r"  # appending after an unterminated last line: it gets CR LF too
-        lines = [*head, *replacement, *tail]
-        edited = FileText(original.path, tuple(lines))
-        content = join_lines(lines)
+        content = join_lines([*head, *replacement, *tail])
+        if not original.final_newline and tail:
+            content = content[:-1]  # the edit did not reach the last line: keep it unterminated
+        return self.write_checked(original, content, start, end, len(replacement))
+
+    def write_checked(
+        self, original: FileText, content: str, start: int, end: int, count: int
+    ) -> FileText:
+        """Write `content` over `original` unless, for a .py file under `aci.lint`, the change
+        (lines start..end became `count` lines) introduced a lint error: then EditRejected.
+        If the linter cannot run or the write fails: CommandError. Either way the file is
+        unchanged. Returns the edited text."""
+        try:
+            data = content.encode("utf-8")
+        except UnicodeEncodeError as error:
+            raise CommandError(
+                f"Error: the new text is not valid Unicode ({error.reason}); nothing was written."
+            ) from error
+        edited = FileText.decode(original.path, data)
         if self.lint and original.path.endswith(".py"):
             try:
-                errors = self._new_errors(original, content, start, end, len(replacement))
+                errors = self._new_errors(original, edited, start, end, count)
             except LintUnavailable as error:
                 raise CommandError(
                     "Your edit has NOT been applied: the syntax check of Python files could not "
                     f"run ({error}). The file is unchanged."
                 ) from error
             if errors:
-                return _rejection(errors, original, edited, start, end, len(replacement))
-        if not original.final_newline and tail:
-            content = content[:-1]  # the edit did not reach the last line: keep it unterminated
+                raise EditRejected(errors, original, edited, start, end, count)
         try:
-            self.viewer.env.write_file(original.path, content.encode("utf-8"))
+            self.viewer.env.write_file(original.path, data)
         except OSError as error:
             raise CommandError(
                 f"Error: cannot write {original.path}: {error.strerror or error}"
             ) from error
-        return self.viewer.show(edited, start - 1) + "\n" + UPDATED
+        return edited
 
-    def _read(self, path: str) -> FileText:
-        """The open file as text, refused when it is binary or larger than the editor handles
+    def read_text(self, path: str) -> FileText:
+        """A file as text, refused when it is binary or larger than the editor handles
         (checked before it is split into lines)."""
         data = self.viewer.read_bytes(path)
         if len(data) > self.max_bytes:
@@ -107,10 +156,10 @@ class Editor:
         return start, end
 
     def _new_errors(
-        self, original: FileText, content: str, start: int, end: int, count: int
+        self, original: FileText, edited: FileText, start: int, end: int, count: int
     ) -> list[LintError]:
         before = self.linter.errors(join_original(original), original.path)
-        after = self.linter.errors(content, original.path)
+        after = self.linter.errors(join_original(edited), original.path)
         return introduced_errors(before, after, start, end, count)
 
 
@@ -119,19 +168,18 @@ def join_original(text: FileText) -> str:
     return join_lines(text.lines)
 
 
-def _rejection(
-    errors: list[LintError], original: FileText, edited: FileText, start: int, end: int, count: int
-) -> str:
+def _rejection(rejected: EditRejected) -> str:
     """The paper-era rejection message, with its views focused on the edit (~5 lines around)."""
-    applied = render(edited, start - 1 + count // 2, count + 10)
-    before = render(original, start - 1 + (end - start + 2) // 2, end - start + 11)
+    start, end, count = rejected.start, rejected.end, rejected.count
+    applied = render(rejected.edited, start - 1 + count // 2, count + 10)
+    before = render(rejected.original, start - 1 + (end - start + 2) // 2, end - start + 11)
     return "\n".join(
         [
             "Your proposed edit has introduced new syntax error(s). Please read this error "
             "message carefully and then retry editing the file.",
             "",
             "ERRORS:",
-            *(f"- {error.describe()}" for error in errors),
+            *(f"- {error.describe()}" for error in rejected.errors),
             "",
             "This is how your edit would have looked if applied",
             RULE,

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from swe_aci.aci.blocklist import Blocklist
-from swe_aci.aci.commands import BY_NAME, Handler
+from swe_aci.aci.commands import BY_NAME, TYPED_NAMES, Handler
 from swe_aci.aci.config import ACIConfig
 from swe_aci.aci.docs import ArgumentDoc, CommandDoc
 from swe_aci.aci.editor import Editor
@@ -19,6 +19,7 @@ from swe_aci.aci.iterative import IterativeSearch
 from swe_aci.aci.parsing import ActionFormatError, CommandStep, ShellStep, Step, split_action
 from swe_aci.aci.search import CommandTimedOut, Search
 from swe_aci.aci.shellwords import invocations, simple_commands
+from swe_aci.aci.str_replace import StrReplaceEditor
 from swe_aci.aci.viewer import CommandError, Viewer
 from swe_aci.env.base import Environment, Exclusion, Submission
 
@@ -54,9 +55,11 @@ class ACI:
         self.editor = Editor(self.viewer, self.config)
         self.search = Search(self.viewer, self.config)
         self.iterative = IterativeSearch(self.viewer, self.search, self.config)
-        self._commands = {name: BY_NAME[name] for name in self.config.commands}
+        self.str_replace = StrReplaceEditor(self.editor, self.config)
+        enabled = [BY_NAME[key] for key in self.config.commands]
+        self._commands = {command.name: command for command in enabled}
         self._syntax = {name: command.syntax for name, command in self._commands.items()}
-        self._unavailable = frozenset(BY_NAME) - set(self._commands)
+        self._unavailable = TYPED_NAMES - set(self._commands)
         self._blocklist = Blocklist(
             self.config.interactive_blocklist, self.config.standalone_blocklist
         )
@@ -96,6 +99,17 @@ class ACI:
 
     def state(self) -> dict[str, str]:
         return {"open_file": self.viewer.path or "n/a", "working_dir": self.env.cwd}
+
+    def untouched_creations(self) -> list[str]:
+        """The files a create command made that still hold what it wrote (scratch files, often)."""
+        untouched = []
+        for path, content in self.viewer.created.items():
+            try:
+                if self.env.read_file(path) == content:
+                    untouched.append(path)
+            except OSError:
+                continue
+        return sorted(untouched)
 
     def submission(self) -> Submission:
         """What `submit` returns: every change against the base commit, and the changed files

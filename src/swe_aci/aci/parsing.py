@@ -1,7 +1,9 @@
 """Cutting an action into steps: ACI commands and chunks of shell text, in order.
 
 A line whose first word is an enabled ACI command is that command (a multi-line command such as
-`edit` takes the following lines up to its terminator); runs of other lines are one shell chunk.
+`edit` takes the following lines up to its terminator; one with several multi-line arguments, such
+as `str_replace`, takes one block of lines per argument, each closed by its own terminator line);
+runs of other lines are one shell chunk.
 Lines inside a heredoc, a multi-line string or a continued line are shell text, whatever their
 first word. ACI commands are not shell programs: one used in a pipe, chained with `;`, `&&` or
 `||`, inside a compound command, redirected, prefixed with `VAR=value` or given more arguments
@@ -26,8 +28,8 @@ class Syntax:
     """How a command is written: its usage line, its most arguments, its terminator line."""
 
     usage: str  # the first line of the signature, e.g. `open <path> [<line_number>]`
-    layout: str  # the whole signature (a multi-line command's body and terminator included)
-    end_name: str | None = None
+    layout: str  # the whole signature (a multi-line command's blocks and terminators included)
+    ends: tuple[str, ...] = ()  # the terminator line of each block, in order
 
     @property
     def max_args(self) -> int:
@@ -44,7 +46,7 @@ class ShellStep:
 class CommandStep:
     name: str
     args: tuple[str, ...]
-    body: tuple[str, ...] | None = None  # the lines of a multi-line command (an edit's text)
+    blocks: tuple[tuple[str, ...], ...] = ()  # the lines of each multi-line argument
 
 
 Step = ShellStep | CommandStep
@@ -61,7 +63,10 @@ def misuse(syntax: Syntax) -> str:
 def split_action(action: str, commands: Mapping[str, Syntax]) -> list[Step]:
     """The steps of an action. Raises ActionFormatError for a malformed or misused command."""
     lines = action.split("\n")
-    terminators = {s.end_name: name for name, s in commands.items() if s.end_name}
+    terminators: dict[str, list[str]] = {}
+    for name, syntax in commands.items():
+        for end in syntax.ends:
+            terminators.setdefault(end, []).append(name)
     steps: list[Step] = []
     shell_lines: list[str] = []
     shell_tokens: list[Token] = []
@@ -87,11 +92,13 @@ def split_action(action: str, commands: Mapping[str, Syntax]) -> list[Step]:
                 continue
             if first in terminators:
                 _refuse_embedded(shell_tokens, commands)
-                name = terminators[first]
-                article = "an" if name[0] in "aeiou" else "a"
+                names = terminators[first]
+                article = "an" if names[0][0] in "aeiou" else "a"
+                layouts = "\n".join(
+                    f"The {name} layout is:\n{commands[name].layout}" for name in names
+                )
                 raise ActionFormatError(
-                    f"`{first}` without {article} {name} command before it. The {name} layout "
-                    f"is:\n{commands[name].layout}"
+                    f"`{first}` without {article} {' or '.join(names)} command before it. {layouts}"
                 )
             shell_lines.append(line)
             shell_tokens.extend(tokens)
@@ -119,17 +126,19 @@ def _take_command(
     simple = all(token.kind == "word" for token in tokens[:-1]) and tokens[-1].text == "\n"
     if not simple or not after.at_command_start or len(args) > syntax.max_args:
         raise ActionFormatError(misuse(syntax))
-    if syntax.end_name is None:
-        steps.append(CommandStep(name, args))
-        return index + 1
-    for end in range(index + 1, len(lines)):
-        if lines[end].strip() == syntax.end_name:
-            steps.append(CommandStep(name, args, tuple(lines[index + 1 : end])))
-            return end + 1
-    raise ActionFormatError(
-        f"The {name} command has no terminating `{syntax.end_name}` line. The {name} layout is:\n"
-        f"{syntax.layout}"
-    )
+    blocks: list[tuple[str, ...]] = []
+    start = index + 1
+    for terminator in syntax.ends:
+        end = next((n for n in range(start, len(lines)) if lines[n].strip() == terminator), None)
+        if end is None:
+            raise ActionFormatError(
+                f"The {name} command has no terminating `{terminator}` line. The {name} layout "
+                f"is:\n{syntax.layout}"
+            )
+        blocks.append(tuple(lines[start:end]))
+        start = end + 1
+    steps.append(CommandStep(name, args, tuple(blocks)))
+    return start
 
 
 def _refuse_embedded(tokens: list[Token], commands: Mapping[str, Syntax]) -> None:

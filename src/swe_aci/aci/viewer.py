@@ -30,6 +30,7 @@ class Viewer:
         self.step = (config.window or 0) - config.overlap
         self.path: str | None = None
         self.centre = (config.window or 0) // 2
+        self.created: dict[str, bytes] = {}  # files the create commands made, and their content
 
     # -- helpers shared with the editor and search -----------------------------------------
 
@@ -132,6 +133,7 @@ class Viewer:
             self.env.write_file(path, b"\n")
         except OSError as error:
             raise CommandError(f"Error: cannot create {path}: {error.strerror or error}") from error
+        self.created[path] = b"\n"
         return self.open((path,))
 
     def _exists(self, path: str) -> bool:

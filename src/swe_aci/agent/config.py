@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from swe_aci.agent.history import HistoryConfig
 from swe_aci.agent.parsing import ParserName
 from swe_aci.agent.templates import TemplatesConfig, template_problems
+from swe_aci.agent.text_editor import TextEditorType
 
 
 class LimitsConfig(BaseModel):
@@ -42,10 +43,23 @@ class AgentConfig(BaseModel):
     parser: ParserName = "thought_action"
     history: HistoryConfig = Field(default_factory=HistoryConfig)
     limits: LimitsConfig = Field(default_factory=LimitsConfig)
+    review_on_submit: bool = Field(
+        False,
+        description="the first submit shows the diff and templates.review; a second one submits",
+    )
+    anthropic_text_editor: TextEditorType | None = Field(
+        None,
+        description="with an anthropic/ model and parser tool_calls: offer view, create, "
+        "str_replace and insert as Anthropic's text editor tool of this type",
+    )
 
     @model_validator(mode="after")
     def _templates_render(self) -> AgentConfig:
         problems = template_problems(self.templates)
         if problems:
             raise ValueError(problems[0])
+        if self.review_on_submit and self.templates.review is None:
+            raise ValueError("agent.review_on_submit needs agent.templates.review")
+        if self.anthropic_text_editor and self.parser != "tool_calls":
+            raise ValueError("agent.anthropic_text_editor needs agent.parser: tool_calls")
         return self

@@ -28,6 +28,7 @@ from swe_aci.agent.exits import (
 )
 from swe_aci.agent.history import process_history
 from swe_aci.agent.parsing import FormatError, ParsedAction, make_parser
+from swe_aci.agent.review import review_observation
 from swe_aci.agent.templates import Templates, load_demonstrations, render_command_docs
 from swe_aci.agent.trajectory import TrajectoryWriter, write_predictions
 from swe_aci.env.base import Exclusion
@@ -114,7 +115,7 @@ class Agent:
         self.trajectory_path = self.directory / f"{instance_id}.traj"
         self.writer = TrajectoryWriter(self.trajectory_path)
         self.docs = aci.command_docs()
-        self.parser = make_parser(config.parser, self.docs)
+        self.parser = make_parser(config.parser, self.docs, config.anthropic_text_editor)
         self.templates = Templates(config.templates)
         self.demonstrations = load_demonstrations(config.demonstrations)
         self.stats = ModelStats()
@@ -269,6 +270,9 @@ class Agent:
         """Run the action, extend history and trajectory; the submission if the episode ended."""
         started = time.monotonic()
         observation = self.aci.execute(parsed.action.strip())
+        if observation.done and self.config.review_on_submit and "review" not in episode.info:
+            observation = review_observation(self.templates, self.aci, observation)
+            episode.info["review"] = {"step": len(episode.steps) + 1}
         execution_time = time.monotonic() - started
         output, submission = observation.output, None
         if observation.done:

@@ -18,6 +18,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
+from swe_aci.agent.text_editor import (
+    TextEditorType,
+    command_arguments,
+    offered,
+    text_editor_spec,
+)
 from swe_aci.models.base import ModelReply, ToolCall, ToolSpec
 from swe_aci.models.reply_format import FormatError, ThoughtActionFormat
 from swe_aci.models.tools import RAW_ARGUMENTS_KEY
@@ -102,8 +108,10 @@ def command_text(doc: CommandDoc, arguments: dict[str, Any]) -> str:
 
     Each `<name>` in the signature's first line is replaced by the argument's value (quoted for the
     shell when it holds spaces or quotes), an optional `[...]` part is kept only when its arguments
-    were given. For a multi-line command (one with an `end_name`), the argument absent from the
-    first line is the body, followed by the terminator.
+    were given. The arguments absent from the first line are the multi-line blocks, each followed
+    by its terminator (`doc.ends`, in order). A `text` argument is taken verbatim: its value plus
+    one newline, so that the block's lines joined by newlines give the value back exactly (a final
+    newline included); edit's replacement is lines, so only a missing final newline is added.
     """
     first_line = doc.signature.splitlines()[0]
     in_first_line = set(re.findall(r"<(\w+)>", first_line))
@@ -122,24 +130,32 @@ def command_text(doc: CommandDoc, arguments: dict[str, Any]) -> str:
             return re.sub(r"<(\w+)>", lambda inner: value(inner.group(1)), optional)
         return ""
 
-    line = " ".join(_PLACEHOLDER.sub(substitute, first_line).split())
-    if doc.end_name is None:
-        return line
-    body_names = [a.name for a in doc.arguments if a.name not in in_first_line]
-    body = "".join(str(arguments.get(name) or "") for name in body_names)
-    if body and not body.endswith("\n"):
-        body += "\n"
-    return f"{line}\n{body}{doc.end_name}"
+    parts = [" ".join(_PLACEHOLDER.sub(substitute, first_line).split())]
+    blocks = [a for a in doc.arguments if a.name not in in_first_line]
+    for argument, end in zip(blocks, doc.ends, strict=True):
+        raw = arguments.get(argument.name)
+        text = "" if raw is None else str(raw)
+        if argument.type == "text" or (text and not text.endswith("\n")):
+            text += "\n"  # a text block gives its value back exactly; edit's lines get their end
+        parts.append(f"{text}{end}")
+    return "\n".join(parts)
 
 
 class ToolCallsParser:
-    """Function calling: exactly one call of a known command (or `bash`) per reply."""
+    """Function calling: exactly one call of a known command (or `bash`) per reply. With a
+    `text_editor` type, the editing commands are offered as Anthropic's text editor tool."""
 
     name: ParserName = "tool_calls"
 
-    def __init__(self, docs: Sequence[CommandDoc]) -> None:
+    def __init__(
+        self, docs: Sequence[CommandDoc], text_editor: TextEditorType | None = None
+    ) -> None:
         self.docs = {doc.name: doc for doc in docs}
-        self.specs = [tool_spec(doc) for doc in docs]
+        self.text_editor = text_editor
+        in_editor = offered(text_editor, self.docs) if text_editor else ()
+        self.specs = [tool_spec(doc) for doc in docs if doc.name not in in_editor]
+        if text_editor:
+            self.specs.append(text_editor_spec(text_editor))
         if BASH_TOOL.name not in self.docs:
             self.specs.append(BASH_TOOL)
 
@@ -158,28 +174,43 @@ class ToolCallsParser:
             if not isinstance(command, str) or not command.strip():
                 raise FormatError("the bash function needs a non-empty 'command' argument")
             return ParsedAction(thought=reply.content, action=command, tool_call=call)
-        doc = self.docs.get(call.name)
-        if doc is None:
-            known = ", ".join(spec.name for spec in self.specs)
-            raise FormatError(f"unknown function {call.name!r}; the functions are: {known}")
-        missing = [
-            a.name for a in doc.arguments if a.required and call.arguments.get(a.name) is None
-        ]
-        if missing:
-            raise FormatError(
-                f"function {call.name!r} is missing argument(s): {', '.join(missing)}"
-            )
-        unknown = sorted(set(call.arguments) - {a.name for a in doc.arguments})
-        if unknown:
-            raise FormatError(f"function {call.name!r} has no argument(s): {', '.join(unknown)}")
+        name, arguments = call.name, call.arguments
+        if self.text_editor and name == text_editor_spec(self.text_editor).name:
+            name, arguments = command_arguments(self.text_editor, arguments)
+            if name not in self.docs:
+                raise FormatError(f"the text editor's {name} command is not enabled here")
         return ParsedAction(
-            thought=reply.content, action=command_text(doc, call.arguments), tool_call=call
+            thought=reply.content, action=self._command(name, arguments), tool_call=call
         )
 
+    def _command(self, name: str, arguments: dict[str, Any]) -> str:
+        doc = self.docs.get(name)
+        if doc is None:
+            known = ", ".join(spec.name for spec in self.specs)
+            raise FormatError(f"unknown function {name!r}; the functions are: {known}")
+        missing = [a.name for a in doc.arguments if a.required and arguments.get(a.name) is None]
+        if missing:
+            raise FormatError(f"function {name!r} is missing argument(s): {', '.join(missing)}")
+        unknown = sorted(set(arguments) - {a.name for a in doc.arguments})
+        if unknown:
+            raise FormatError(f"function {name!r} has no argument(s): {', '.join(unknown)}")
+        for argument in doc.arguments:
+            value = arguments.get(argument.name)
+            lines = value.split("\n") if isinstance(value, str) and doc.ends else []
+            ending = next((line.strip() for line in lines if line.strip() in doc.ends), None)
+            if ending is not None:  # it would end its block early: another command than meant
+                raise FormatError(
+                    f"the {argument.name} of {name!r} holds a line `{ending}`, which the "
+                    "interface reads as the end of a block; change that line"
+                )
+        return command_text(doc, arguments)
 
-def make_parser(name: ParserName, docs: Sequence[CommandDoc]) -> Parser:
+
+def make_parser(
+    name: ParserName, docs: Sequence[CommandDoc], text_editor: TextEditorType | None = None
+) -> Parser:
     if name == "tool_calls":
-        return ToolCallsParser(docs)
+        return ToolCallsParser(docs, text_editor)
     return ThoughtActionParser()
 
 

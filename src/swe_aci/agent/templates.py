@@ -28,6 +28,7 @@ TEMPLATE_VARIABLES: dict[str, frozenset[str]] = {
     "demonstration": frozenset({"demonstration"}),
     "format_error": frozenset({"error", "parser"}),
     "blocked_action": frozenset({"error", "action"}),
+    "review": frozenset({"diff", "new_files", "untouched_files"}),
 }
 
 _JINJA = jinja2.Environment(
@@ -60,6 +61,10 @@ class TemplatesConfig(BaseModel):
     """Requery after a malformed reply: {{error}} says what is wrong."""
     blocked_action: str
     """Requery after a refused command: {{error}} (the refusal), {{action}}."""
+    review: str | None = None
+    """The answer to the first `submit` under `agent.review_on_submit`: {{diff}} (the patch so
+    far), {{new_files}} (the files it adds), {{untouched_files}} (those of them a create command
+    made and nothing changed since)."""
 
 
 def template_problems(templates: TemplatesConfig) -> list[str]:
@@ -67,6 +72,8 @@ def template_problems(templates: TemplatesConfig) -> list[str]:
     problems = []
     for name, allowed in TEMPLATE_VARIABLES.items():
         source = getattr(templates, name)
+        if source is None:
+            continue
         try:
             used = jinja2.meta.find_undeclared_variables(_JINJA.parse(source))
         except jinja2.TemplateSyntaxError as error:
@@ -88,7 +95,9 @@ class Templates:
 
     def __init__(self, config: TemplatesConfig) -> None:
         self._compiled = {
-            name: _JINJA.from_string(getattr(config, name)) for name in TEMPLATE_VARIABLES
+            name: _JINJA.from_string(getattr(config, name))
+            for name in TEMPLATE_VARIABLES
+            if getattr(config, name) is not None
         }
 
     def render(self, name: str, **variables: Any) -> str:

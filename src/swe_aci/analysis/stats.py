@@ -21,9 +21,15 @@ from swe_aci.agent.loop import EXIT_REASONS
 from swe_aci.agent.trajectory import TrajectoryError, load_trajectory
 from swe_aci.records import RESULTS_FILE
 
-# How the editor's lint guardrail (ours and the paper's) starts the observation of a rejected edit.
-REJECTED_EDIT = "Your proposed edit has introduced new syntax error(s)"
-EDIT_COMMAND = "edit"
+# How the lint guardrail (ours and the paper's `edit`, the str_replace set's commands) starts
+# the observation of a rejected edit.
+REJECTED_EDITS = (
+    "Your proposed edit has introduced new syntax error(s)",
+    "Your edit was NOT applied: it introduces new syntax error(s)",
+)
+# The commands the guardrail judges: their id in `aci.commands`, and the name the model types.
+EDIT_COMMANDS = {"edit": "edit", "str_replace": "str_replace", "insert": "insert"}
+EDIT_COMMANDS |= {"create_file": "create"}
 UNFINISHED = "unfinished"
 JOURNAL_SUFFIX = ".jsonl"  # `<id>.traj.jsonl`: the journal of an episode still running or killed
 
@@ -35,8 +41,9 @@ class AnalysisError(Exception):
 @dataclass
 class InstanceStats:
     """One instance of a run. `turns` counts the actions executed (not the exit record a limit
-    or error adds); `edits` the ACI `edit` commands run, `failed_edits` those the lint guardrail
-    rejected; `submitted` means the episode ended with a non-empty patch, whether the agent
+    or error adds); `edits` the ACI editing commands run (`edit`; the str_replace set's
+    `str_replace`, `insert`, `create`), `failed_edits` those the lint guardrail rejected;
+    `submitted` means the episode ended with a non-empty patch, whether the agent
     ran `submit` or the patch was autosubmitted; `problem` says why the trajectory was unusable."""
 
     instance_id: str
@@ -74,19 +81,16 @@ class RunStats:
     problems: list[str] = field(default_factory=list)
 
 
-def is_edit(action: str) -> bool:
-    words = action.split(maxsplit=1)
-    return bool(words) and words[0] == EDIT_COMMAND
-
-
-def has_edit_command(trajectory: dict[str, Any]) -> bool:
-    """Whether the episode's interface had the `edit` command: as its recorded config says, or
-    assumed when the trajectory records none (paper-era files). Without it (the shell-only
+def edit_commands(trajectory: dict[str, Any]) -> frozenset[str]:
+    """The editing commands the episode's interface had (as typed): as its recorded config says,
+    or `edit` when the trajectory records none (paper-era files). Without them (the shell-only
     baseline) an action named `edit` is no edit of the ACI and no guardrail judged it."""
     config = trajectory.get("config")
     aci = config.get("aci") if isinstance(config, dict) else None
     commands = aci.get("commands") if isinstance(aci, dict) else None
-    return not isinstance(commands, list) or EDIT_COMMAND in commands
+    if not isinstance(commands, list):
+        return frozenset({"edit"})
+    return frozenset(EDIT_COMMANDS[key] for key in commands if key in EDIT_COMMANDS)
 
 
 def trajectory_stats(instance_id: str, trajectory: dict[str, Any]) -> InstanceStats:
@@ -104,16 +108,17 @@ def trajectory_stats(instance_id: str, trajectory: dict[str, Any]) -> InstanceSt
         api_calls=_number(model_stats.get("api_calls"), int),
         submitted=isinstance(info.get("submission"), str) and bool(info["submission"].strip()),
     )
-    counts_edits = has_edit_command(trajectory)
+    editing = edit_commands(trajectory)
     for step in trajectory["trajectory"]:
         action = step["action"] if isinstance(step["action"], str) else ""
         if action.strip() in EXIT_REASONS:
             continue
         record.turns += 1
-        if counts_edits and is_edit(action):
+        words = action.split(maxsplit=1)
+        if words and words[0] in editing:
             record.edits += 1
             observation = step["observation"] if isinstance(step["observation"], str) else ""
-            if observation.lstrip().startswith(REJECTED_EDIT):
+            if observation.lstrip().startswith(REJECTED_EDITS):
                 record.failed_edits += 1
     return record
 

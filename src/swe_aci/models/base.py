@@ -48,11 +48,14 @@ class ContextWindowExceeded(ModelError):
 
 @dataclass(frozen=True)
 class ToolSpec:
-    """A function the model may call; `parameters` is a JSON-schema object."""
+    """A function the model may call; `parameters` is a JSON-schema object. A `type` names a
+    tool the provider itself defines (Anthropic's `text_editor_20250728`): then only the name and
+    the type are sent, the provider knows the parameters."""
 
     name: str
     description: str
     parameters: dict[str, Any]
+    type: str | None = None
 
 
 @dataclass(frozen=True)

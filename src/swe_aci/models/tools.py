@@ -80,6 +80,8 @@ def openai_tools(tools: list[ToolSpec]) -> list[dict[str, Any]]:
 
 def anthropic_tools(tools: list[ToolSpec]) -> list[dict[str, Any]]:
     return [
-        {"name": tool.name, "description": tool.description, "input_schema": tool.parameters}
+        {"type": tool.type, "name": tool.name}
+        if tool.type
+        else {"name": tool.name, "description": tool.description, "input_schema": tool.parameters}
         for tool in tools
     ]
