@@ -1,9 +1,9 @@
 """Whole agent episodes with the offline local model on the bundled example, and whether they fix it.
 
-    python bench/local_episodes.py                        # 5 runs, configs/local.yaml as is
+    python bench/local_episodes.py                        # 5 runs, configs/local_agent.yaml as is (the agent loop)
     python bench/local_episodes.py --runs 5 --max-steps 20 --temperature 0.7 --out /tmp/runs
 
-Each run is `python -m swe_aci run --config local` on examples/wordcount in its own output
+Each run is `python -m swe_aci run --config local_agent` on examples/wordcount in its own output
 directory, one after the other (the llama.cpp server of a run uses every core). Per run: exit
 status, steps, model calls, wall time of the first turn (server start, model load and the cold
 prompt) and the median of the others (time between two recorded steps minus the action's execution
@@ -73,7 +73,7 @@ def run_agent(instance: str, output_dir: Path, overrides: list[str]) -> tuple[Pa
     command = [
         sys.executable, "-m", "swe_aci", "run",
         "--repo", str(EXAMPLE), "--init-copy", "--issue", str(ISSUE),
-        "--config", "local", "--output-dir", str(output_dir), "--instance-id", instance,
+        "--config", "local_agent", "--output-dir", str(output_dir), "--instance-id", instance,
     ]  # fmt: skip
     for override in overrides:
         command += ["--set", override]

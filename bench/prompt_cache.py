@@ -7,7 +7,7 @@ For each recorded trajectory, the growing stored history is replayed: before act
 holds the system prompt, demonstration, issue and the first i-1 (action, observation) pairs, and
 each mode builds its query from it with `process_history`, exactly as the agent would. Modes:
 `normal` (last 5 observations, collapse_every=1, the paper's), `block` (collapse_every=5, as in
-configs/local.yaml) and `full` (nothing collapsed). The queries of one mode are sent in order to a
+configs/local_agent.yaml) and `full` (nothing collapsed). The queries of one mode are sent in order to a
 fresh local llama.cpp server (a new server per trajectory and mode, so no mode can reuse another's
 cache, including llama.cpp's RAM prompt cache) with max_tokens=1 and no grammar; llama.cpp's
 `timings` give the tokens recomputed (`prompt_n`, not served from the cache) and the prompt

@@ -217,6 +217,25 @@ def test_extends_loops_and_bad_values_are_config_errors(tmp_path: Path) -> None:
         load_config(tmp_path / "c.yaml")
 
 
-def test_the_local_config_collapses_in_blocks() -> None:
+def test_the_local_configs_are_the_pipeline_and_an_agent_loop_collapsing_in_blocks() -> None:
     config = load_config("local")
-    assert config.model.name == "local" and config.agent.history.collapse_every == 5
+    assert config.model.name == "local" and config.strategy.type == "pipeline"
+    assert config.strategy.time_budget > 0
+    agent = load_config("local_agent")
+    assert agent.model.name == "local" and agent.strategy.type == "agent"
+    assert agent.agent.history.collapse_every == 5
+
+
+def test_the_local_model_with_tool_calls_is_refused_in_one_line() -> None:
+    with pytest.raises(ConfigError, match=r"agent\.parser=tool_calls does not work with the local"):
+        load_config("local_agent", ["agent.parser=tool_calls"])
+    assert load_config("local", ["agent.parser=tool_calls"]).strategy.type == "pipeline"
+
+
+def test_a_strategy_names_its_type_and_only_its_keys() -> None:
+    with pytest.raises(ConfigError, match=r"strategy\.type must be agent, pipeline or attempts"):
+        load_config("default", ["strategy.type=loop"])
+    with pytest.raises(ConfigError, match=r"unknown key strategy\.agent\.repair"):
+        load_config("default", ["strategy.repair.temperatures=[0.5]"])
+    with pytest.raises(ConfigError, match="unknown variable"):
+        load_config("pipeline", ["strategy.templates.repair='{{patch}}'"])

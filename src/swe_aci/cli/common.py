@@ -86,6 +86,7 @@ def user_errors() -> tuple[type[Exception], ...]:
     from swe_aci.configuration import ConfigError
     from swe_aci.env.base import SandboxError
     from swe_aci.episode import InstanceBusy
+    from swe_aci.github.client import GitHubError
     from swe_aci.models.base import ModelAuthError, ModelConfigError
     from swe_aci.recipes import RecipeError
     from swe_aci.records import InstanceIdError, OutputLockError
@@ -103,6 +104,7 @@ def user_errors() -> tuple[type[Exception], ...]:
         ModelConfigError,
         ModelAuthError,
         TrajectoryError,
+        GitHubError,
     )
 
 

@@ -1,0 +1,162 @@
+"""The `strategy:` section of an episode config: the agent loop (the default) or the pipeline.
+
+A discriminated union on `type`, so a config names one strategy and only that strategy's keys.
+The pipeline's prompts are Jinja templates in the config, like the agent's.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+import jinja2
+import jinja2.meta
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, model_validator
+
+JINJA = jinja2.Environment(
+    undefined=jinja2.StrictUndefined,
+    keep_trailing_newline=True,
+    trim_blocks=True,
+    lstrip_blocks=True,
+    autoescape=False,
+)
+
+# The variables each pipeline template may use.
+TEMPLATE_VARIABLES: dict[str, frozenset[str]] = {
+    "localize": frozenset({"problem_statement", "skeleton", "count"}),
+    "repair": frozenset({"problem_statement", "path", "name", "code", "context"}),
+    "reproduce": frozenset({"problem_statement", "module", "name", "signature"}),
+}
+
+
+class AgentStrategy(BaseModel):
+    """The agent loop of `agent:` (the paper's way): the model drives the ACI turn by turn."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    type: Literal["agent"] = "agent"
+
+
+class PipelineTemplates(BaseModel):
+    """The three prompts of the pipeline; each is one user message."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    localize: str
+    """Choose the function to edit: {{problem_statement}}, {{skeleton}} (numbered candidates
+    grouped by file), {{count}} (how many)."""
+    repair: str
+    """Rewrite it: {{problem_statement}}, {{path}}, {{name}}, {{code}} (the function's source),
+    {{context}} (the file's top-level lines: imports, constants, signatures)."""
+    reproduce: str
+    """A test from the issue's examples: {{problem_statement}}, {{module}} (import path),
+    {{name}} (the function's name), {{signature}}."""
+
+    @model_validator(mode="after")
+    def _templates_render(self) -> PipelineTemplates:
+        for name, allowed in TEMPLATE_VARIABLES.items():
+            try:
+                used = jinja2.meta.find_undeclared_variables(JINJA.parse(getattr(self, name)))
+            except jinja2.TemplateSyntaxError as error:
+                raise ValueError(
+                    f"strategy.templates.{name}: Jinja syntax error line {error.lineno}"
+                ) from None
+            unknown = sorted(used - allowed)
+            if unknown:
+                raise ValueError(
+                    f"strategy.templates.{name}: unknown variable(s) {', '.join(unknown)} "
+                    f"(available: {', '.join(sorted(allowed))})"
+                )
+        return self
+
+
+class LocalizeConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    files: int = Field(3, ge=1, description="files (best BM25 first) whose functions are listed")
+    functions: int = Field(12, ge=1, description="candidate functions shown to the model")
+    max_file_bytes: int = Field(300_000, gt=0, description="larger files are not searched")
+
+
+class RepairConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    temperatures: list[float] = Field(
+        default_factory=lambda: [0.0, 0.8, 0.8],
+        min_length=1,
+        description="one repair sample per entry, at that temperature",
+    )
+    max_output_tokens: int = Field(1024, gt=0, description="per sample (API models)")
+
+
+class ReproduceConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    temperatures: list[float] = Field(
+        default_factory=lambda: [0.0, 0.7],
+        description="tries at writing a test that fails at the base; empty: no reproduction",
+    )
+    max_output_tokens: int = Field(512, gt=0)
+
+
+class ValidateConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    test_command: str = Field(
+        "python -m pytest -q -p no:cacheprovider -rA",
+        description="pytest with -rA; run from the repository root with --rootdir and the files",
+    )
+    timeout: float = Field(120.0, gt=0, description="seconds for one test run")
+    max_test_files: int = Field(10, ge=0, description="existing test files run; 0: none")
+
+
+class PipelineStrategy(BaseModel):
+    """Agentless-style: localize, repair (n samples), reproduce, validate and choose."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    type: Literal["pipeline"]
+    templates: PipelineTemplates
+    localize: LocalizeConfig = Field(default_factory=LocalizeConfig)
+    repair: RepairConfig = Field(default_factory=RepairConfig)
+    reproduce: ReproduceConfig = Field(default_factory=ReproduceConfig)
+    validation: ValidateConfig = Field(default_factory=ValidateConfig)
+    time_budget: float = Field(
+        0.0, ge=0, description="seconds; past it no new stage starts (0: no budget)"
+    )
+
+
+class AttemptsStrategy(BaseModel):
+    """SWE-agent 1.x's retry agent: the agent loop of `agent:` once per temperature, each in a
+    fresh sandbox, within one time budget; a chooser picks one submission by the repository's
+    own tests (fewest regressions), then the majority of attempts, then the smallest diff."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    type: Literal["attempts"]
+    temperatures: list[float] = Field(
+        default_factory=lambda: [0.0, 0.7, 0.7], min_length=1, description="one attempt each"
+    )
+    time_budget: float = Field(
+        0.0, ge=0, description="seconds for all attempts; each gets what is left as its wall time"
+    )
+    validation: ValidateConfig = Field(default_factory=ValidateConfig)
+
+
+def _strategy_type(section: Any) -> Any:
+    if isinstance(section, dict):
+        return section.get("type", "agent")
+    return getattr(section, "type", None)
+
+
+Strategy = Annotated[
+    Annotated[AgentStrategy, Tag("agent")]
+    | Annotated[PipelineStrategy, Tag("pipeline")]
+    | Annotated[AttemptsStrategy, Tag("attempts")],
+    Discriminator(
+        _strategy_type,
+        custom_error_type="invalid_strategy",
+        custom_error_message="strategy.type must be agent, pipeline or attempts",
+    ),
+]
+"""The `strategy:` section: `{type: agent}` (the default), `{type: pipeline, ...}` or
+`{type: attempts, ...}`."""

@@ -1,0 +1,133 @@
+"""Repair: the model's reply is the whole corrected function; it replaces the function's lines
+in the file, re-indented to where the function stands. An edit that does not parse, renames the
+function, changes nothing, or introduces lint errors (the ACI's guardrail) is dropped."""
+
+from __future__ import annotations
+
+import ast
+import re
+import textwrap
+import typing
+from dataclasses import dataclass
+
+from swe_aci.aci.lint import Linter, LintError, introduced_errors
+from swe_aci.pipeline.skeleton import Location, parse
+
+UNDEFINED_NAME = re.compile(r"undefined name '(\w+)'")
+FENCED = re.compile(r"```[\w+-]*[^\n]*\n(.*?)(?:```|\Z)", re.DOTALL)
+
+
+@dataclass(frozen=True)
+class Edit:
+    """A repair that passed the checks: the file's new text and the new function's canonical
+    form (its AST, so formatting and comments do not make two fixes differ)."""
+
+    text: str
+    canonical: str
+    changed_lines: int
+
+
+class Dropped(Exception):
+    """The repair was not usable; the message says why (one line, recorded)."""
+
+
+def code_blocks(reply: str) -> list[str]:
+    """The fenced blocks of a reply (an unclosed last fence runs to the end); else the reply."""
+    blocks = [block for block in FENCED.findall(reply) if block.strip()]
+    return blocks or [reply]
+
+
+def new_function(reply: str, name: str) -> str:
+    """The source of the function called `name` in the reply, dedented: from the last block
+    that defines it with a body (a model may echo the prompt's `def f(): ...` stubs first);
+    Dropped if there is none."""
+    for block in reversed(code_blocks(reply)):
+        code = textwrap.dedent(block)
+        tree = parse(code)
+        if tree is None:
+            continue
+        lines = code.splitlines(keepends=True)
+        for node in ast.walk(tree):
+            if (
+                isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+                and node.name == name
+                and not is_stub(node)
+            ):
+                start = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+                return textwrap.dedent("".join(lines[start - 1 : node.end_lineno]))
+    raise Dropped(f"the reply holds no parsable function named {name}")
+
+
+def is_stub(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """A body of only a docstring, `...` or `pass`."""
+    return all(
+        isinstance(statement, ast.Pass)
+        or (isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant))
+        for statement in node.body
+    )
+
+
+def apply_function(text: str, location: Location, function: str) -> tuple[str, int]:
+    """`text` with the location's lines replaced by `function` at its indentation, and the
+    number of replacement lines."""
+    indented = textwrap.indent(function, " " * location.indent, lambda line: bool(line.strip()))
+    if not indented.endswith("\n"):
+        indented += "\n"
+    lines = text.splitlines(keepends=True)
+    new = [*lines[: location.start - 1], indented, *lines[location.end :]]
+    return "".join(new), indented.count("\n")
+
+
+def make_edit(text: str, location: Location, reply: str, linter: Linter | None) -> Edit:
+    """The checked edit of `location` the reply proposes; Dropped with the reason otherwise."""
+    function = new_function(reply, location.name)
+    canonical = ast.dump(ast.parse(function))
+    if canonical == ast.dump(ast.parse(textwrap.dedent(location.source))):
+        raise Dropped("the function is unchanged")
+    new_text, count = apply_function(text, location, function)
+    if parse(new_text) is None:
+        raise Dropped("the file no longer parses")
+    if linter is not None:
+        before = linter.errors(text, location.path)
+        new_errors = introduced_errors(
+            before, linter.errors(new_text, location.path), location.start, location.end, count
+        )
+        missing = typing_names(new_errors)
+        if missing and len(missing) == len(new_errors):
+            names = sorted(set(missing))
+            new_text = with_typing_import(new_text, names)  # both texts shift by one line
+            new_errors = introduced_errors(
+                linter.errors(with_typing_import(text, names), location.path),
+                linter.errors(new_text, location.path),
+                location.start + 1,
+                location.end + 1,
+                count,
+            )
+        if new_errors:
+            raise Dropped(f"lint: {new_errors[0].describe()} (line {new_errors[0].line})")
+    return Edit(new_text, canonical, count)
+
+
+def typing_names(errors: list[LintError]) -> list[str]:
+    """The undefined names among `errors` that `typing` defines (`List`, `Optional`...): small
+    models annotate with them without importing them."""
+    names = []
+    for error in errors:
+        match = UNDEFINED_NAME.fullmatch(error.message)
+        if error.code == "F821" and match and match.group(1) in typing.__all__:
+            names.append(match.group(1))
+    return names
+
+
+def with_typing_import(text: str, names: list[str]) -> str:
+    """`text` with `from typing import <names>` after its docstring and leading imports."""
+    tree = parse(text)
+    line = 0
+    for node in tree.body if tree is not None else []:
+        docstring = isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
+        if not (docstring or isinstance(node, ast.Import | ast.ImportFrom)):
+            break
+        line = node.end_lineno or node.lineno
+    lines = text.splitlines(keepends=True)
+    lines.insert(line, f"from typing import {', '.join(names)}\n")
+    return "".join(lines)

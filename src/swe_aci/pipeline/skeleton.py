@@ -1,0 +1,104 @@
+"""A Python file's functions and methods with their signatures and line spans, read with `ast`:
+the compact skeleton the model localizes on, and the spans the repair rewrites."""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Location:
+    """One function or method of a file: `start`..`end` are 1-based lines, decorators included."""
+
+    path: str
+    qualname: str
+    signature: str
+    start: int
+    end: int
+    indent: int
+    source: str
+
+    @property
+    def name(self) -> str:
+        return self.qualname.rpartition(".")[2]
+
+    @property
+    def label(self) -> str:
+        return f"{self.path}::{self.qualname}"
+
+
+def parse(text: str) -> ast.Module | None:
+    try:
+        return ast.parse(text)
+    except (SyntaxError, ValueError):
+        return None
+
+
+def locations(path: str, text: str) -> list[Location]:
+    """Every function and method of `text` (nested functions belong to their parent), in order."""
+    tree = parse(text)
+    if tree is None:
+        return []
+    lines = text.splitlines(keepends=True)
+    found: list[Location] = []
+
+    def visit(body: list[ast.stmt], prefix: str) -> None:
+        for node in body:
+            if isinstance(node, ast.ClassDef):
+                visit(node.body, f"{prefix}{node.name}.")
+            elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                start = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+                end = node.end_lineno or node.lineno
+                found.append(
+                    Location(
+                        path=path,
+                        qualname=prefix + node.name,
+                        signature=signature(node),
+                        start=start,
+                        end=end,
+                        indent=node.col_offset,
+                        source="".join(lines[start - 1 : end]),
+                    )
+                )
+
+    visit(tree.body, "")
+    return found
+
+
+def signature(node: ast.FunctionDef | ast.AsyncFunctionDef) -> str:
+    returns = f" -> {ast.unparse(node.returns)}" if node.returns is not None else ""
+    return f"{node.name}({ast.unparse(node.args)}){returns}"
+
+
+def context_lines(text: str, skip: str = "") -> str:
+    """The file's top-level statements other than function and class bodies: imports, constants,
+    class and function headers (what a rewritten function may refer to); the function `skip`
+    is left out (the prompt shows it whole)."""
+    tree = parse(text)
+    if tree is None:
+        return ""
+    lines = text.splitlines()
+    kept: list[str] = []
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            if node.name == skip:
+                continue
+            kept.append(f"def {signature(node)}: ...")
+        elif isinstance(node, ast.ClassDef):
+            kept.append(f"class {node.name}: ...")
+        elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
+            continue  # the module docstring
+        else:
+            kept.extend(lines[node.lineno - 1 : node.end_lineno or node.lineno])
+    return "\n".join(kept)
+
+
+def module_name(path: str) -> str:
+    """The import path of a repository file: `src/pkg/mod.py` -> `pkg.mod`."""
+    parts = path.removesuffix(".py").split("/")
+    if parts and parts[0] in ("src", "lib") and len(parts) > 1:
+        parts = parts[1:]
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)

@@ -1,0 +1,375 @@
+"""The pipeline strategy with the scripted model, through the real sandbox: the stages, the
+choice, the files it writes, the time budget, and the parts (localization, edits, reproduction)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from conftest import commit_tree
+from swe_aci.aci.config import DEFAULT_LINT_SELECT
+from swe_aci.aci.lint import Linter
+from swe_aci.agent.trajectory import load_trajectory
+from swe_aci.analysis.stats import read_run
+from swe_aci.env.config import Workspace
+from swe_aci.episode import load_config, run_episode
+from swe_aci.evaluate.parsers import TestStatus
+from swe_aci.pipeline.localize import candidate_locations, choice_grammar, chosen_index
+from swe_aci.pipeline.repair import Dropped, make_edit
+from swe_aci.pipeline.sandbox import TestRun, fails_as_reproduction
+from swe_aci.pipeline.skeleton import locations, module_name
+from swe_aci.rag.documents import Document
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+ISSUE = (EXAMPLES / "wordcount.issue.md").read_text()
+
+
+def fenced(code: str) -> str:
+    return f"Here is the fix:\n```python\n{code}```\n"
+
+
+WRONG = fenced(
+    "def top_words(text, n):\n    counts = Counter(words(text))\n    return sorted(counts.items())[1:n]\n"
+)
+RIGHT = fenced(
+    "def top_words(text, n):\n"
+    '    """Return the n most common words with their counts, most common first."""\n'
+    "    counts = Counter(words(text))\n"
+    "    ranked = sorted(counts.items(), key=lambda item: (-item[1], item[0]))\n"
+    "    return ranked[:n]\n"
+)
+RIGHT_AGAIN = RIGHT.replace("return ranked[:n]", "return ranked[ : n]  # n of them")
+UNDEFINED = RIGHT.replace("return ranked[:n]", "return rankd[:n]")
+PASSES_AT_BASE = fenced(
+    "from wordcount import top_words\n\n\ndef test_issue():\n    assert top_words('a', 1) == []\n"
+)
+REPRODUCTION = fenced(
+    "from wordcount import top_words\n\n\ndef test_issue():\n"
+    "    assert top_words('a b c a b a', 3) == [('a', 3), ('b', 2), ('c', 1)]\n"
+)
+SCRIPT = [
+    "I would change top_words.",
+    WRONG,
+    RIGHT,
+    UNDEFINED,
+    RIGHT_AGAIN,
+    PASSES_AT_BASE,
+    REPRODUCTION,
+]
+
+
+def wordcount_repo(root: Path) -> Path:
+    files = {
+        str(path.relative_to(EXAMPLES / "wordcount")): path.read_text()
+        for path in (EXAMPLES / "wordcount").rglob("*")
+        if path.is_file() and "__pycache__" not in path.parts
+    }
+    commit_tree(root, files)
+    return root
+
+
+def pipeline_config(script: list[str], backend: str, *extra: str):
+    return load_config(
+        "pipeline",
+        [
+            "model.name=scripted",
+            f"model.script={json.dumps(script)}",
+            f"env.backend={backend}",
+            "strategy.repair.temperatures=[0.0, 0.8, 0.8, 0.8]",
+            *extra,
+        ],
+    )
+
+
+@pytest.mark.parametrize("backend", ["local", "bwrap"])
+def test_the_pipeline_chooses_the_fix_the_reproduction_test_passes(
+    tmp_path: Path, backend: str
+) -> None:
+    if backend == "bwrap" and shutil.which("bwrap") is None:
+        pytest.skip("bwrap is not installed")
+    repo = wordcount_repo(tmp_path / "repo")
+    shown = []
+    config = pipeline_config(SCRIPT, backend)
+    result = run_episode(
+        config,
+        Workspace(config.env, str(repo)),
+        ISSUE,
+        instance_id="wordcount",
+        output_dir=tmp_path / "out",
+        on_step=lambda step: shown.append(step.action),
+    )
+    assert result.exit_status == "submitted"
+    assert "+    return ranked[:n]" in result.submission
+    assert "rankd" not in result.submission and "test_issue" not in result.submission
+    assert shown == [
+        "localize",
+        "repair 1/4 (T=0) wordcount/counter.py::top_words",
+        "repair 2/4 (T=0.8) wordcount/counter.py::top_words",
+        "repair 3/4 (T=0.8) wordcount/counter.py::top_words",
+        "repair 4/4 (T=0.8) wordcount/counter.py::top_words",
+        "reproduce 1/2 (T=0)",
+        "reproduce 2/2 (T=0.7)",
+        "tests at the base",
+        "validate 1/2",
+        "validate 2/2",
+        "choose",
+    ]
+    trajectory = load_trajectory(tmp_path / "out/wordcount/wordcount.traj")
+    steps = {step["action"]: step for step in trajectory["trajectory"]}
+    assert (
+        "counter.py\n  top_words(text, n)\n  words(text)"
+        in steps["localize"]["query"][0]["content"]
+    )
+    assert (
+        "lint: F821" in steps["repair 3/4 (T=0.8) wordcount/counter.py::top_words"]["observation"]
+    )
+    assert "passes at the base" in steps["reproduce 1/2 (T=0)"]["observation"]
+    assert steps["reproduce 2/2 (T=0.7)"]["pipeline"]["accepted"] is True
+    assert "reproduction test fails" in steps["validate 1/2"]["observation"]
+    assert (
+        "samples 2,4: reproduction test passes, regressions 0"
+        in steps["validate 2/2"]["observation"]
+    )
+    choice = trajectory["info"]["choice"]
+    assert "the reproduction test passes on it" in choice and "2 of 3 samples agree" in choice
+    assert steps["choose"]["pipeline"]["chosen"] == 2
+    prediction = json.loads((tmp_path / "out/wordcount/wordcount.pred").read_text())
+    assert prediction["model_patch"] == result.submission
+    assert (tmp_path / "out/wordcount/wordcount.patch").read_text() == result.submission
+    stats = read_run(tmp_path / "out")
+    assert stats[0].submitted and stats[0].api_calls == 7
+
+
+def test_a_spent_time_budget_ends_the_pipeline_cleanly(tmp_path: Path) -> None:
+    repo = wordcount_repo(tmp_path / "repo")
+    config = pipeline_config(SCRIPT, "local", "strategy.time_budget=0.000001")
+    result = run_episode(
+        config,
+        Workspace(config.env, str(repo)),
+        ISSUE,
+        instance_id="w",
+        output_dir=tmp_path / "out",
+    )
+    assert result.exit_status == "exit_time_limit" and result.submission == ""
+    trajectory = load_trajectory(tmp_path / "out/w/w.traj")
+    assert trajectory["trajectory"][-1]["action"] == "choose"
+
+
+def test_no_usable_repair_ends_with_a_format_exit_and_no_patch(tmp_path: Path) -> None:
+    repo = wordcount_repo(tmp_path / "repo")
+    script = ["top_words", "no code here", UNDEFINED, "```python\ndef other():\n    pass\n```",
+              "still nothing", "nothing", "nothing"]  # fmt: skip
+    config = pipeline_config(script, "local", "strategy.repair.temperatures=[0, 0, 0]")
+    result = run_episode(
+        config,
+        Workspace(config.env, str(repo)),
+        ISSUE,
+        instance_id="w",
+        output_dir=tmp_path / "out",
+    )
+    assert result.exit_status == "exit_format" and result.submission == ""
+    reasons = [s["observation"] for s in load_trajectory(tmp_path / "out/w/w.traj")["trajectory"]]
+    assert any("no parsable function named top_words" in reason for reason in reasons)
+
+
+# -- the parts -------------------------------------------------------------------------------
+
+CLASSY = """import math
+
+
+class Shape:
+    def area(self):
+        return 0
+
+    @property
+    def perimeter(self):
+        return math.pi
+
+
+def unrelated(x: int) -> int:
+    return x
+"""
+
+
+def test_skeleton_spans_cover_methods_with_their_decorators() -> None:
+    found = {location.qualname: location for location in locations("geo/shape.py", CLASSY)}
+    assert set(found) == {"Shape.area", "Shape.perimeter", "unrelated"}
+    perimeter = found["Shape.perimeter"]
+    assert (perimeter.start, perimeter.end, perimeter.indent) == (8, 10, 4)
+    assert found["unrelated"].signature == "unrelated(x: int) -> int"
+    assert (
+        module_name("src/geo/shape.py") == "geo.shape" and module_name("geo/__init__.py") == "geo"
+    )
+
+
+def test_a_method_rewritten_at_column_zero_is_put_back_at_its_indentation() -> None:
+    location = {loc.qualname: loc for loc in locations("geo/shape.py", CLASSY)}["Shape.area"]
+    reply = fenced("def area(self):\n    return 1\n")
+    edit = make_edit(CLASSY, location, reply, Linter(DEFAULT_LINT_SELECT))
+    assert "    def area(self):\n        return 1\n\n    @property" in edit.text
+
+
+@pytest.mark.parametrize(
+    ("reply", "reason"),
+    [
+        (fenced("def area(self):\n    return 0\n"), "unchanged"),
+        (fenced("def area(self):\n    return radius\n"), "lint: F821"),
+        (fenced("def surface(self):\n    return 1\n"), "no parsable function named area"),
+        (fenced("def area(self):\n    ...\n"), "no parsable function named area"),
+    ],
+)
+def test_unusable_repairs_are_dropped_with_the_reason(reply: str, reason: str) -> None:
+    location = {loc.qualname: loc for loc in locations("geo/shape.py", CLASSY)}["Shape.area"]
+    with pytest.raises(Dropped, match=reason):
+        make_edit(CLASSY, location, reply, Linter(DEFAULT_LINT_SELECT))
+
+
+def test_localization_puts_the_function_the_issue_names_first() -> None:
+    documents = [
+        Document("geo/shape.py", CLASSY),
+        Document("geo/other.py", "def area_of_circle(r):\n    return r * r\n"),
+    ]
+    found = candidate_locations("unrelated gives a circle's value", documents, 2, 10)
+    assert found[0].qualname == "unrelated"  # named, though BM25 prefers area_of_circle
+    names = ["words", "top_words", "a.b"]
+    assert chosen_index("I pick top_words.", names) == 1
+    assert chosen_index("words", names) == 0 and chosen_index("nothing", names) is None
+    assert choice_grammar(names) == 'root ::= "words" | "top_words" | "a.b"'
+
+
+def test_a_reproduction_must_fail_on_the_issue_not_on_its_own_mistakes() -> None:
+    def run(status: TestStatus, output: str = "") -> TestRun:
+        return TestRun({"t.py::test_issue": status}, output, timed_out=False)
+
+    assert (
+        fails_as_reproduction(run(TestStatus.FAILED, "E   AssertionError: assert 1 == 2")) is None
+    )
+    assert "passes at the base" in (fails_as_reproduction(run(TestStatus.PASSED)) or "")
+    assert "did not run" in (fails_as_reproduction(run(TestStatus.ERROR)) or "")
+    broken = run(TestStatus.FAILED, "E   NameError: name 'top_word' is not defined")
+    assert "import or name error" in (fails_as_reproduction(broken) or "")
+
+
+# -- honesty ---------------------------------------------------------------------------------
+
+MARKERS = {
+    "patch": "GOLD-FIX-7f3a",
+    "test_patch": "HIDDEN-TEST-91c2",
+    "FAIL_TO_PASS": "test_f2p_marker_5d1e",
+    "PASS_TO_PASS": "test_p2p_marker_a8b0",
+    "hints_text": "HINT-MARKER-0c4d",
+}
+
+
+def test_no_prompt_and_no_sandbox_file_holds_the_tasks_answers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The task row carries the gold patch, the hidden tests and their ids: the pipeline (every
+    prompt of every stage, and the chooser's tests) runs on the issue and the repository only.
+    While it runs, after every step, the whole sandbox (and the recipe's cache it is built from)
+    is searched for the answers."""
+    from swe_aci.env.config import EnvConfig
+    from swe_aci.recipes import task_workspace
+    from swe_aci.tasks import load_tasks
+
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))  # where sandboxes are made
+    source = wordcount_repo(tmp_path / "wordcount")
+    row = {
+        "instance_id": "wordcount-honest",
+        "repo": "demo/wordcount",
+        "problem_statement": ISSUE,
+        "hints_text": MARKERS["hints_text"],
+        "patch": "--- a/wordcount/counter.py\n+++ b/wordcount/counter.py\n@@ -21 +21 @@\n"
+        f"-    return ranked[: n - 1]\n+    return ranked[:n]  # {MARKERS['patch']}\n",
+        "test_patch": "--- /dev/null\n+++ b/tests/test_hidden.py\n@@ -0,0 +1 @@\n"
+        f"+# {MARKERS['test_patch']}\n",
+        "FAIL_TO_PASS": [f"tests/test_hidden.py::{MARKERS['FAIL_TO_PASS']}"],
+        "PASS_TO_PASS": [f"tests/test_counter.py::{MARKERS['PASS_TO_PASS']}"],
+        "environment": {"source": {"path": str(source)}, "test_cmd": "pytest -rA"},
+    }
+    task_file = tmp_path / "tasks.jsonl"
+    task_file.write_text(json.dumps(row) + "\n")
+    task = load_tasks(task_file).tasks[0]
+    config = pipeline_config(SCRIPT, "local")
+    workspace = task_workspace(task, EnvConfig(backend="local"), cache_dir=tmp_path / "cache")
+    searched: list[int] = []
+
+    def search_the_sandbox(_step: object) -> None:
+        files = [
+            p for root in (scratch, tmp_path / "cache") for p in root.rglob("*") if p.is_file()
+        ]
+        assert any(p.name == "counter.py" for p in scratch.rglob("*"))  # the sandbox is there
+        for path in files:
+            content = path.read_bytes()
+            for key, marker in MARKERS.items():
+                assert marker.encode() not in content, f"{key} found in {path}"
+        searched.append(len(files))
+
+    result = run_episode(
+        config,
+        workspace,
+        task.problem_statement,
+        instance_id=task.instance_id,
+        output_dir=tmp_path / "out",
+        on_step=search_the_sandbox,
+    )
+    assert result.exit_status == "submitted" and len(searched) == 11
+    trajectory = (tmp_path / "out/wordcount-honest/wordcount-honest.traj").read_text()
+    prompts = [
+        m["content"]
+        for m in load_trajectory(tmp_path / "out/wordcount-honest/wordcount-honest.traj")["history"]
+        if m["role"] == "user"
+    ]
+    assert len(prompts) == 7
+    for key, marker in MARKERS.items():
+        assert marker not in trajectory, key
+
+
+def test_typing_names_a_model_forgot_to_import_are_imported() -> None:
+    text = '"""Doc."""\n\nimport os\n\n\ndef first(items):\n    return items[0]\n'
+    location = locations("m.py", text)[0]
+    reply = fenced(
+        "def first(items: List[int]) -> Optional[int]:\n    return items[0] if items else None\n"
+    )
+    edit = make_edit(text, location, reply, Linter(DEFAULT_LINT_SELECT))
+    assert edit.text.startswith('"""Doc."""\n\nimport os\nfrom typing import List, Optional\n')
+    with pytest.raises(Dropped, match="lint: F821"):
+        make_edit(
+            text,
+            location,
+            fenced("def first(items: List[int]):\n    return nothing\n"),
+            Linter(DEFAULT_LINT_SELECT),
+        )
+
+
+def test_batch_and_stats_run_the_pipeline_like_the_loop(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from batch_helpers import generated_task_file
+    from swe_aci.cli import app
+
+    task_file = generated_task_file(
+        tmp_path, 2, test_cmd="python -m pytest -rA -p no:cacheprovider"
+    )
+    fix = fenced("def add(a, b):\n    return a + b\n")
+    test = fenced("from calc import add\n\n\ndef test_issue():\n    assert add(2, 3) == 5\n")
+    out = tmp_path / "out"
+    script = json.dumps([fix, fix, fix, test, test])
+    runner = CliRunner(env={"NO_COLOR": "1", "COLUMNS": "200"})
+    batch = runner.invoke(
+        app,
+        ["batch", "--instances", str(task_file), "--env", "local", "--cache-dir", str(tmp_path / "c"), "--output-dir", str(out),
+         "--config", "pipeline",
+         "--set", "model.name=scripted", "--set", f"model.script={script}"],
+    )  # fmt: skip
+    assert batch.exit_code == 0, batch.output
+    preds = json.loads((out / "preds.json").read_text())
+    assert all("+    return a + b" in p["model_patch"] for p in preds.values()) and len(preds) == 2
+    stats = runner.invoke(app, ["stats", str(out)])
+    assert stats.exit_code == 0 and "submitted" in stats.output, stats.output
