@@ -341,6 +341,7 @@ SHIPPED_TASKS = Path(__file__).resolve().parents[1] / "datasets" / "tasks.jsonl"
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(1800)  # twelve environments built from a cold cache
 @pytest.mark.parametrize("backend", ["bwrap", pytest.param("docker", marks=pytest.mark.docker)])
 def test_shipped_tasks_gold_resolves_all_and_empty_none(backend: str, tmp_path: Path) -> None:
     """The real task set: every gold patch resolved, every empty prediction not (cold cache: the
