@@ -358,7 +358,11 @@ def test_shipped_tasks_gold_resolves_all_and_empty_none(backend: str, tmp_path: 
         result = evaluate(cache, *args, "--output-dir", out, "--timeout", "600")
         assert result.exit_code == 0, result.stderr
         report = json.loads((out / "report.json").read_text())
-        assert report["completed_ids"] == sorted(ids)
+        if expected:
+            assert report["completed_ids"] == sorted(ids)
+        else:  # SWE-bench's meaning: an empty patch is not completed; graded under our own key
+            assert report["completed_ids"] == [] and report["empty_patch_ids"] == sorted(ids)
+            assert report["empty_patch_outcomes"] == dict.fromkeys(sorted(ids), "unresolved")
         assert report["resolved_ids"] == sorted(expected)
 
 

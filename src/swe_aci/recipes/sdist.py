@@ -150,10 +150,11 @@ def unpack_sdist(archive: Path, dest: Path) -> None:
     Members that would leave the directory, links pointing out of it and device files are
     refused (tarfile's `data` filter)."""
     with tempfile.TemporaryDirectory(dir=dest.parent, prefix=".unpack-") as scratch:
+        module = safe_tarfile()  # the backport raises its own TarError subclasses
         try:
-            with safe_tarfile().open(archive, "r:gz") as tar:
+            with module.open(archive, "r:gz") as tar:
                 tar.extractall(scratch, filter="data")
-        except (tarfile.TarError, OSError) as error:
+        except (module.TarError, tarfile.TarError, OSError) as error:
             raise RecipeError(f"cannot unpack {archive.name}: {error}") from None
         entries = list(Path(scratch).iterdir())
         if len(entries) == 1 and entries[0].is_dir():
