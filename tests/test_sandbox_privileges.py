@@ -10,6 +10,7 @@ import shutil
 import stat
 import subprocess
 import sys
+import sysconfig
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -93,7 +94,13 @@ def test_the_sandbox_has_no_capabilities_and_cannot_gain_any(
     mode: str, repo: Path, venv: Path
 ) -> None:
     prefix = Path(sys.base_prefix).resolve()
-    site = next(prefix.glob("lib/python3*/site-packages"))
+    # Where the interpreter's installation reads .pth files: site-packages, or Debian's dist-packages.
+    site = next(
+        iter(
+            [*prefix.glob("lib/python3*/site-packages"), *prefix.glob("lib/python3*/dist-packages")]
+        ),
+        Path(sysconfig.get_paths()["stdlib"]),
+    )
     results = run_probe(
         mode,
         repo,
