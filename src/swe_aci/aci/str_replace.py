@@ -62,7 +62,7 @@ class StrReplaceEditor:
         if not args or not args[0]:
             raise CommandError("Usage: create <path>, the file's text, then end_of_file_text")
         path = self.viewer.resolve(args[0])
-        if self._exists(path):
+        if self.viewer.exists(path):
             raise CommandError(
                 f"Error: {path} already exists; create does not overwrite files. Change it with "
                 "str_replace or insert."
@@ -232,15 +232,6 @@ class StrReplaceEditor:
         except OSError as error:
             raise CommandError(f"Error: cannot read {path}: {error.strerror or error}") from error
 
-    def _exists(self, path: str) -> bool:
-        try:
-            self.env.read_file(path)
-        except (FileNotFoundError, NotADirectoryError):
-            return False
-        except OSError:
-            return True
-        return True
-
     def _remember(self, path: str, previous: bytes | None) -> None:
         edits = self.history[path]
         edits.append(previous)
@@ -248,7 +239,7 @@ class StrReplaceEditor:
 
     def _remove(self, path: str) -> None:
         result = self.env.run(f"rm -f -- {shlex.quote(path)}", timeout=self.timeout)
-        if result.timed_out or self._exists(path):
+        if result.timed_out or self.viewer.exists(path):
             raise CommandError(f"Error: cannot remove {path}: {result.output.strip()[:200]}")
 
 

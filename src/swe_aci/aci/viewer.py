@@ -127,7 +127,7 @@ class Viewer:
         if not args or not args[0]:
             raise CommandError("Usage: create <filename>")
         path = self.resolve(args[0])
-        if self._exists(path):
+        if self.exists(path):
             return f"Error: File '{path}' already exists.\n" + self._open_or_error(path)
         try:
             self.env.write_file(path, b"\n")
@@ -136,7 +136,8 @@ class Viewer:
         self.created[path] = b"\n"
         return self.open((path,))
 
-    def _exists(self, path: str) -> bool:
+    def exists(self, path: str) -> bool:
+        """Whether anything is at `path` in the sandbox (an unreadable file counts)."""
         try:
             self.env.read_file(path)
         except (FileNotFoundError, NotADirectoryError):
