@@ -171,3 +171,22 @@ def describe_validation_error(error: ValidationError) -> str:
     shown = repr(first.get("input"))
     shown = shown if len(shown) <= 60 else shown[:57] + "..."
     return f"{key}: {message} (got {shown})"
+
+
+def template_problem(key: str, source: str, allowed: set[str] | frozenset[str]) -> str | None:
+    """Why the Jinja template at config `key` will not render with the variables `allowed`
+    (a syntax error, or a variable nothing provides), or None when it will."""
+    import jinja2
+    import jinja2.meta
+
+    try:
+        used = jinja2.meta.find_undeclared_variables(jinja2.Environment().parse(source))
+    except jinja2.TemplateSyntaxError as error:
+        return f"{key}: Jinja syntax error line {error.lineno}: {error}"
+    unknown = sorted(used - allowed)
+    if unknown:
+        return (
+            f"{key}: unknown variable(s) {', '.join(unknown)} "
+            f"(available: {', '.join(sorted(allowed)) or 'none'})"
+        )
+    return None

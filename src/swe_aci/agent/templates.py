@@ -8,10 +8,10 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import jinja2
-import jinja2.meta
 from pydantic import BaseModel, ConfigDict
 
 from swe_aci.agent.trajectory import load_trajectory
+from swe_aci.configuration import template_problem
 from swe_aci.models.base import message_text
 
 if TYPE_CHECKING:
@@ -79,21 +79,10 @@ def template_problems(templates: TemplatesConfig) -> list[str]:
     problems = []
     for name, allowed in TEMPLATE_VARIABLES.items():
         source = getattr(templates, name)
-        if source is None:
-            continue
-        try:
-            used = jinja2.meta.find_undeclared_variables(_JINJA.parse(source))
-        except jinja2.TemplateSyntaxError as error:
-            problems.append(
-                f"agent.templates.{name}: Jinja syntax error line {error.lineno}: {error}"
-            )
-            continue
-        unknown = sorted(used - allowed)
-        if unknown:
-            problems.append(
-                f"agent.templates.{name}: unknown variable(s) {', '.join(unknown)} "
-                f"(available: {', '.join(sorted(allowed))})"
-            )
+        if source is not None:
+            problem = template_problem(f"agent.templates.{name}", source, allowed)
+            if problem is not None:
+                problems.append(problem)
     return problems
 
 

@@ -9,8 +9,9 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 import jinja2
-import jinja2.meta
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, model_validator
+
+from swe_aci.configuration import template_problem
 
 JINJA = jinja2.Environment(
     undefined=jinja2.StrictUndefined,
@@ -54,18 +55,9 @@ class PipelineTemplates(BaseModel):
     @model_validator(mode="after")
     def _templates_render(self) -> PipelineTemplates:
         for name, allowed in TEMPLATE_VARIABLES.items():
-            try:
-                used = jinja2.meta.find_undeclared_variables(JINJA.parse(getattr(self, name)))
-            except jinja2.TemplateSyntaxError as error:
-                raise ValueError(
-                    f"strategy.templates.{name}: Jinja syntax error line {error.lineno}"
-                ) from None
-            unknown = sorted(used - allowed)
-            if unknown:
-                raise ValueError(
-                    f"strategy.templates.{name}: unknown variable(s) {', '.join(unknown)} "
-                    f"(available: {', '.join(sorted(allowed))})"
-                )
+            problem = template_problem(f"strategy.templates.{name}", getattr(self, name), allowed)
+            if problem is not None:
+                raise ValueError(problem)
         return self
 
 

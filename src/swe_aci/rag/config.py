@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Any, Literal
 
 import jinja2
-import jinja2.meta
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
 
 from swe_aci.configuration import (
@@ -16,6 +15,7 @@ from swe_aci.configuration import (
     builtin_config_dir,
     describe_validation_error,
     load_validated,
+    template_problem,
 )
 from swe_aci.env.config import EnvConfig
 from swe_aci.models.config import ModelConfig
@@ -64,18 +64,9 @@ class RagTemplates(BaseModel):
     @model_validator(mode="after")
     def _templates_render(self) -> RagTemplates:
         for name, allowed in TEMPLATE_VARIABLES.items():
-            try:
-                used = jinja2.meta.find_undeclared_variables(JINJA.parse(getattr(self, name)))
-            except jinja2.TemplateSyntaxError as error:
-                raise ValueError(
-                    f"templates.{name}: Jinja syntax error line {error.lineno}"
-                ) from None
-            unknown = sorted(used - allowed)
-            if unknown:
-                raise ValueError(
-                    f"templates.{name}: unknown variable(s) {', '.join(unknown)} "
-                    f"(available: {', '.join(sorted(allowed)) or 'none'})"
-                )
+            problem = template_problem(f"templates.{name}", getattr(self, name), allowed)
+            if problem is not None:
+                raise ValueError(problem)
         return self
 
 
