@@ -244,6 +244,21 @@ def test_help_of_every_command(path: tuple[str, ...]) -> None:
         assert "--help" in result.stdout
 
 
+def test_the_top_level_help_lists_the_registry_in_order_with_each_summary() -> None:
+    """The list is made without building the commands; it says what each one's own help says."""
+    listed = cli("--help").stdout.split("Commands:\n", 1)[1].splitlines()
+    assert [line.split()[0] for line in listed] == list(REGISTRY)
+    for line, name in zip(listed, REGISTRY, strict=True):
+        first_words = " ".join(cli(name, "--help").stdout.split("\n\n", 1)[1].split()[:3])
+        assert first_words in line, (name, line)
+
+
+def test_a_mistyped_command_gets_a_suggestion() -> None:
+    result = cli("rnu")
+    assert result.exit_code == 2
+    assert "No such command 'rnu'. Did you mean 'run'?" in result.stderr
+
+
 EDIT_SESSION = [
     "DISCUSSION\nLet's look at the file.\n```\nopen hello.py\n```\n",
     "DISCUSSION\nGreet the world.\n```\nedit 1:1\nprint('hello, world')\nend_of_edit\n```\n",
