@@ -7,17 +7,19 @@ tokens and peak memory.
     python bench/strategies.py --model local/qwen2.5-coder-0.5b --out /tmp/bench
 
 A strategy is a built-in config: `pipeline` is `local` (the pipeline), `loop` is `local_agent`
-(the agent loop). Every (strategy, set, seed) is one `swe-aci batch --workers 1` into its own
-directory, then `swe-aci evaluate` of its preds.json, one after the other (llama.cpp takes every
-core). Peak memory is the largest resident set of the batch process and its children (the
-llama.cpp server included), from getrusage. The seed goes to llama.cpp (`model.extra_body.seed`).
+(the agent loop), `attempts` is `local_attempts` (two attempts of the loop and a chooser). Every
+(strategy, set, seed) is one `swe-aci batch --workers 1` into its own directory, then
+`swe-aci evaluate` of its preds.json, one after the other (llama.cpp takes every core). Peak memory
+is the largest resident set among the batch process and its descendants (the llama.cpp server
+included), from the batch's own rusage (wait4). The seed goes to llama.cpp
+(`model.extra_body.seed`).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import resource
+import os
 import statistics
 import subprocess
 import sys
@@ -26,7 +28,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-CONFIGS = {"pipeline": "local", "loop": "local_agent"}
+CONFIGS = {"pipeline": "local", "loop": "local_agent", "attempts": "local_attempts"}
 SETS = {
     "small": ROOT / "datasets" / "small_bugs.jsonl",
     "real": ROOT / "datasets" / "tasks.jsonl",
@@ -57,13 +59,19 @@ def example_task_file(directory: Path) -> Path:
     return path
 
 
-def swe_aci(*args: str) -> None:
-    subprocess.run([sys.executable, "-m", "swe_aci", *args], check=True, cwd=ROOT)
+def swe_aci(*args: str) -> float:
+    """Run `swe-aci ARGS`; the peak resident memory (MB) of it and its descendants."""
+    process = subprocess.Popen([sys.executable, "-m", "swe_aci", *args], cwd=ROOT)
+    _, status, usage = os.wait4(process.pid, 0)
+    process.returncode = os.waitstatus_to_exitcode(status)
+    if process.returncode != 0:
+        raise subprocess.CalledProcessError(process.returncode, ["swe-aci", *args])
+    return usage.ru_maxrss / 1024
 
 
 def run_one(config: str, model: str, tasks: Path, seed: int, out: Path, env: str) -> dict:
     started = time.monotonic()
-    swe_aci(
+    peak_mb = swe_aci(
         "batch", "--instances", str(tasks), "--config", config, "--model", model,
         "--env", env, "--workers", "1", "--output-dir", str(out),
         "--set", f"model.extra_body.seed={seed}",
@@ -91,6 +99,7 @@ def run_one(config: str, model: str, tasks: Path, seed: int, out: Path, env: str
         "tokens_sent": tokens[0],
         "tokens_received": tokens[1],
         "statuses": {i: results[i]["exit_status"] for i in results},
+        "peak_mb": peak_mb,
     }
 
 
@@ -134,24 +143,23 @@ def main() -> None:
                     "tokens_sent": sum(run["tokens_sent"] for run in runs) // max(len(per_task), 1),
                     "tokens_received": sum(run["tokens_received"] for run in runs)
                     // max(len(per_task), 1),
+                    "peak_mb": max(run["peak_mb"] for run in runs),
                     "details": runs,
                 }
             )
-    peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-    (out / "bench.json").write_text(json.dumps({"rows": rows, "peak_rss_mb": peak_mb}, indent=2))
+    (out / "bench.json").write_text(json.dumps({"rows": rows}, indent=2))
     print(
-        "| strategy | set | resolved | wall per task (median / max) | tokens per task (in / out) |"
+        "| strategy | set | resolved | wall per task (median / max) | tokens per task (in / out) "
+        "| peak memory |"
     )
-    print("|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|")
     for row in rows:
         print(
             f"| {row['strategy']} | {row['set']} | {row['resolved']}/{row['attempted']} | "
             f"{row['median_s']:.0f} s / {row['max_s']:.0f} s | "
-            f"{row['tokens_sent']} / {row['tokens_received']} |"
+            f"{row['tokens_sent']} / {row['tokens_received']} | {row['peak_mb']:.0f} MB |"
         )
-    print(
-        f"peak resident memory (largest process): {peak_mb:.0f} MB; details: {out / 'bench.json'}"
-    )
+    print(f"details: {out / 'bench.json'}")
 
 
 if __name__ == "__main__":
