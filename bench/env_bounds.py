@@ -7,6 +7,11 @@ Each case runs in its own process (so its peak RSS is its own) against a small r
 - big-diff: the agent writes a 100 MB text file, then the submission is taken
             -> seconds, patch bytes, excluded files, peak RSS
 - setup:    creating and closing the environment         -> seconds
+- test-log: the evaluation harness reading back a test log the tests replaced (as
+            tests/test_evaluate_harness.py's hostile logs do): a FIFO, a link to /dev/zero, a
+            30 MB file (its last 20 MB kept)       -> seconds and bytes read of each, and ratios:
+            the FIFO and /dev/zero against reading a 1 KB log (about 1x: no stall), the 30 MB
+            file against the floor of the sandbox's shell reading the same 20 MB in one command
 
     PYTHONPATH=src python3 bench/env_bounds.py [--backends local,bwrap,docker] [--cases ...]
 
@@ -19,14 +24,19 @@ from __future__ import annotations
 import argparse
 import json
 import resource
+import secrets
 import subprocess
 import sys
 import tempfile
 import threading
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-CASES = ["fifo", "zero", "big-diff", "setup"]
+if TYPE_CHECKING:
+    from swe_aci.env.base import Environment
+
+CASES = ["fifo", "zero", "big-diff", "setup", "test-log"]
 
 
 def make_repo(root: Path) -> Path:
@@ -46,6 +56,10 @@ def run_case(backend: str, case: str) -> dict[str, object]:
     with tempfile.TemporaryDirectory(prefix="bench-env-") as scratch:
         repo = make_repo(Path(scratch))
         config = EnvConfig(backend=backend, image="swe-aci/base:bookworm")
+        if case == "test-log":  # the room the harness gives a test log (harness._start_environment)
+            from swe_aci.evaluate.harness import EVALUATION_OUTPUT_CAP
+
+            config = config.model_copy(update={"output_cap": EVALUATION_OUTPUT_CAP})
         started = time.monotonic()
         env = make_environment(Workspace(config, str(repo)))
         result: dict[str, object] = {"backend": backend, "case": case}
@@ -72,6 +86,9 @@ def run_case(backend: str, case: str) -> dict[str, object]:
                     result["excluded"] = [e.path for e in taken.excluded]
                 else:
                     result["patch_bytes"] = len(env.diff().encode())
+            elif case == "test-log":
+                started = time.monotonic()
+                result.update(_test_logs(env))
         finally:
             result["seconds"] = round(time.monotonic() - started, 3)
             env.close()
@@ -79,6 +96,42 @@ def run_case(backend: str, case: str) -> dict[str, object]:
             result["seconds"] = round(time.monotonic() - started, 3)
         result["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
         return result
+
+
+def _test_logs(env: Environment) -> dict[str, object]:
+    """Each hostile test log read back by the harness's reader, timed, with its baselines."""
+    from swe_aci.evaluate.harness import MAX_LOG_BYTES, _read_log
+
+    work = f"/tmp/swe-aci-bench-log-{secrets.token_hex(4)}"
+    setups = {
+        "small": f"head -c 1000 /dev/urandom | base64 -w0 | head -c 1000 > {work}/small",
+        "fifo": f"mkfifo {work}/fifo",
+        "zero": f"ln -s /dev/zero {work}/zero",
+        "huge": f"head -c 30000000 /dev/zero | tr '\\0' x > {work}/huge",
+    }
+    seconds: dict[str, float] = {}
+    read: dict[str, int] = {}
+    env.run(f"mkdir -p {work}", timeout=30)
+    try:
+        for name, setup in setups.items():
+            env.run(setup, timeout=60)
+            started = time.monotonic()
+            read[name] = len(_read_log(env, f"{work}/{name}").encode())
+            seconds[name] = time.monotonic() - started
+        started = time.monotonic()
+        env.run(f"tail -c {MAX_LOG_BYTES} {work}/huge | md5sum", timeout=60)
+        seconds["huge floor"] = time.monotonic() - started
+    finally:
+        env.run(f"rm -rf {work}", timeout=60)
+    return {
+        "bytes_read": read,
+        "log_seconds": {name: round(value, 4) for name, value in seconds.items()},
+        "ratios": {
+            "fifo / small": round(seconds["fifo"] / seconds["small"], 2),
+            "zero / small": round(seconds["zero"] / seconds["small"], 2),
+            "huge / huge floor": round(seconds["huge"] / seconds["huge floor"], 2),
+        },
+    }
 
 
 def _outcome(read: object) -> str:

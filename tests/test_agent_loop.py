@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from inspector_helpers import request, serving
 from swe_aci.aci import ACI, ACIConfig, checking
 from swe_aci.agent.config import AgentConfig
 from swe_aci.agent.loop import Agent, EpisodeResult, StepRecord
@@ -651,3 +652,32 @@ def test_progress_reports_each_turn_and_each_rejected_reply(session: Session) ->
     assert turns[0].tokens_sent == 0 and turns[1].tokens_sent > 0
     assert [(event.turn, event.kind) for event in rejected] == [(1, "format"), (1, "blocked")]
     assert "vim" in rejected[1].reason
+
+
+def test_a_lone_surrogate_in_a_reply_and_invalid_utf8_output_are_recorded(
+    session: Session,
+) -> None:
+    """Text decoded with surrogateescape reaches the model's reply as lone surrogates, and a
+    command prints bytes that are not UTF-8: the journal and the .traj are written all the same,
+    and load back, by load_trajectory and the inspector."""
+    printed = act(r"printf 'bad \xff\xfe byte\n'", thought="DISCUSSION\nLook at \udcff this.")
+    echoed = act("echo '\udcff'", thought="DISCUSSION\nAnd \ud800 again.")
+    journaled: list[str] = []
+
+    def read_the_journal(step: StepRecord) -> None:  # the episode running: only its journal
+        journaled.append(load_trajectory(session.trajectory_path)["trajectory"][-1]["thought"])
+
+    result = session.run(ScriptedModel([printed, echoed, SUBMIT]), on_step=read_the_journal)
+    assert result.exit_status == "submitted"
+    assert journaled[:2] == [
+        "DISCUSSION\nLook at \udcff this.\n",
+        "DISCUSSION\nAnd \ud800 again.\n",
+    ]
+    steps = session.trajectory()["trajectory"]
+    assert steps[0]["thought"] == journaled[0] and "\udcff" in steps[0]["response"]
+    assert steps[0]["observation"] == "bad \ufffd\ufffd byte"
+    assert steps[1]["thought"] == journaled[1] and steps[1]["action"] == "echo '\udcff'\n"
+    with serving([session.output_dir]) as address:
+        status, _, body = request(address, "/run/0/instance/calc-1.html")
+    page = body.decode("utf-8")
+    assert status == 200 and "Look at \ufffd this." in page and "And \ufffd again." in page

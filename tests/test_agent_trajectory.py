@@ -121,6 +121,21 @@ def test_failed_write_keeps_the_previous_content(tmp_path: Path) -> None:
     assert [p.name for p in tmp_path.iterdir()] == ["x.traj"]
 
 
+def test_lone_surrogates_are_written_and_read_back(tmp_path: Path) -> None:
+    """JSON keeps other text as it is and escapes lone surrogates (so it loads back the same); a
+    text file gets back the byte a surrogateescape'd character stands for, U+FFFD for others."""
+    text = "caf\u00e9 \udcff \\\udcfe \ud800 end"
+    write_json_atomic(tmp_path / "x.json", {"k\udc80": text})
+    raw = (tmp_path / "x.json").read_text(encoding="utf-8")
+    assert "caf\u00e9" in raw and "\\udcff" in raw
+    assert json.loads(raw) == {"k\udc80": text}
+    write_predictions(tmp_path, "repo-1", "scripted", f"diff {text}\n")
+    assert (tmp_path / "repo-1.patch").read_bytes() == (
+        "diff caf\u00e9 ".encode() + b"\xff \\\xfe \xef\xbf\xbd end\n"
+    )
+    assert json.loads((tmp_path / "repo-1.pred").read_text())["model_patch"] == f"diff {text}\n"
+
+
 def test_predictions_written(tmp_path: Path) -> None:
     write_predictions(tmp_path, "repo-1", "scripted", "diff --git a/x b/x\n")
     assert (tmp_path / "repo-1.patch").read_text() == "diff --git a/x b/x\n"

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import json
 import os
+import pickle
 import random
 import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -20,6 +22,7 @@ from batch_helpers import EDIT, SUBMIT, generated_task_file, scripted_overrides
 from swe_aci.agent.trajectory import load_trajectory
 from swe_aci.batch.outputs import BatchOutputs, InstanceResult, OutputsError
 from swe_aci.cli import app
+from swe_aci.evaluate.report import InstanceReport, load_instance
 from swe_aci.records import Prediction
 
 PLAIN = {"NO_COLOR": "1", "FORCE_COLOR": None, "TTY_COMPATIBLE": None, "COLUMNS": "200"}
@@ -265,6 +268,73 @@ def test_evaluate_grades_each_instance_after_its_episode(tmp_path: Path) -> None
     )
     assert again.exit_code == 0, again.output
     assert again.output.count("report kept") == 3
+
+
+def test_the_final_grading_takes_the_reports_of_the_workers_as_they_are(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With --evaluate the final grading neither reads back nor grades again what this run's
+    workers graded (their reports come back with the results); an instance an earlier run
+    finished is still read from disk."""
+    import swe_aci.batch.evaluation as batch_evaluation
+    import swe_aci.evaluate.harness as harness
+
+    test_cmd = f"{sys.executable} -m pytest -rA -p no:cacheprovider"
+    task_file = generated_task_file(tmp_path, 3, test_cmd=test_cmd)
+    out = tmp_path / "out"
+    first = cli(*batch_args(task_file, out, "--slice", "0:1", "--evaluate"))
+    assert first.exit_code == 0, first.output
+    read: list[str] = []
+    graded_by_workers: list[str] = []
+    graded_at_the_end: list[str] = []
+
+    def counted_load(output_dir: Path, instance_id: str) -> object:
+        read.append(instance_id)
+        return load_instance(output_dir, instance_id)
+
+    def counted(calls: list[str], evaluate: Any) -> Any:
+        def wrapper(task: Any, *args: Any, **kwargs: Any) -> Any:
+            calls.append(task.instance_id)
+            return evaluate(task, *args, **kwargs)
+
+        return wrapper
+
+    monkeypatch.setattr(harness, "load_instance", counted_load)
+    monkeypatch.setattr(
+        batch_evaluation,
+        "evaluate_instance",
+        counted(graded_by_workers, batch_evaluation.evaluate_instance),
+    )
+    monkeypatch.setattr(
+        harness, "evaluate_instance", counted(graded_at_the_end, harness.evaluate_instance)
+    )
+    result = cli(*batch_args(task_file, out, "--evaluate", "--workers", "2"))
+    assert result.exit_code == 0, result.output
+    assert sorted(graded_by_workers) == ["demo__calc-1", "demo__calc-2"]
+    assert read == ["demo__calc-0"] and graded_at_the_end == []
+    report = json.loads((out / "evaluation" / "report.json").read_text())
+    ids = [f"demo__calc-{n}" for n in range(3)]
+    assert report["resolved_ids"] == ids and report["completed_ids"] == ids
+    assert {i: entry["outcome"] for i, entry in report["instances"].items()} == dict.fromkeys(
+        ids, "resolved"
+    )
+    # the workers' reports are in memory only: results.json is as before
+    assert all("report" not in entry for entry in results(out).values())
+
+
+def test_a_result_carries_its_report_through_pickling_but_not_into_results_json(
+    tmp_path: Path,
+) -> None:
+    """Ray pickles a worker's result to bring it to the driver: the report comes along."""
+    report = InstanceReport(instance_id="a-1", outcome="resolved", patch_sha256="0" * 64)
+    result = InstanceResult("a-1", "submitted", model_patch="diff", evaluation="resolved")
+    result.report = report
+    carried = pickle.loads(pickle.dumps(result))
+    assert carried == result and carried.report == report
+    outputs = BatchOutputs(tmp_path)
+    outputs.record(carried)
+    assert "report" not in results(tmp_path)["a-1"]
+    assert BatchOutputs(tmp_path).results["a-1"].report is None
 
 
 def test_the_shell_only_baseline_produces_predictions(tmp_path: Path) -> None:

@@ -4,6 +4,7 @@ which writes them; a task whose worker dies is retried once, then recorded as an
 from __future__ import annotations
 
 import json
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -52,6 +53,27 @@ def test_twelve_instances_on_ray(local_cluster: None, tmp_path: Path) -> None:
     for instance_id, prediction in preds.items():
         assert "+    return a + b" in prediction["model_patch"]
         assert (out / instance_id / f"{instance_id}.traj").is_file()
+
+
+def test_the_report_of_a_ray_worker_comes_back_with_its_result(
+    local_cluster: None, tmp_path: Path
+) -> None:
+    """--evaluate on Ray: the worker's whole report is pickled back with the result, for the
+    final grading to take as it is."""
+    test_cmd = f"{sys.executable} -m pytest -rA -p no:cacheprovider"
+    task_file = generated_task_file(tmp_path, 1, test_cmd=test_cmd)
+    config = load_config(None, [*scripted_overrides([EDIT, SUBMIT]), "env.backend=local"])
+    options = BatchOptions(
+        workers=1, executor="ray", cache_dir=tmp_path / "cache", evaluation_timeout=120
+    )
+    runner = BatchRunner(
+        load_tasks(task_file).tasks, config, BatchOutputs(tmp_path / "out"), options
+    )
+    runner.run()
+    result = runner.outputs.results["demo__calc-0"]
+    assert result.evaluation == "resolved"
+    assert result.report is not None and result.report.outcome == "resolved"
+    assert result.report.tests_status is not None and result.report.tests_status.resolved
 
 
 def test_a_task_whose_worker_dies_is_retried_once_then_an_error(

@@ -11,6 +11,7 @@ import socket
 import subprocess
 import sys
 import time
+import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -354,8 +355,8 @@ OWNER_SCRIPT = """
 import sys, tempfile, time
 from swe_aci.env import EnvConfig, Workspace, make_environment
 env = make_environment(Workspace(EnvConfig(backend=sys.argv[2]), sys.argv[1]))
-env.run("sleep 4243 >/dev/null 2>&1 &")
-env.run("(setsid sleep 4244 >/dev/null 2>&1 &)")
+env.run(f"sleep {sys.argv[3]}1 >/dev/null 2>&1 &")
+env.run(f"(setsid sleep {sys.argv[3]}2 >/dev/null 2>&1 &)")
 print(tempfile.gettempdir(), flush=True)
 time.sleep(60)
 """
@@ -363,15 +364,22 @@ time.sleep(60)
 
 @pytest.mark.parametrize("backend", ["local", "bwrap"], indirect=True)
 def test_background_processes_of_a_killed_run_are_swept_with_its_directory(
-    backend: str, repo: Path
+    backend: str, repo: Path, tmp_path: Path
 ) -> None:
+    """The owner runs with a temporary directory of its own (TMPDIR, which tempfile and so the
+    sweep honour) and its sleeps carry a number of this test's own: another swe-aci run on the
+    machine, sweeping the shared temporary directory meanwhile (as creating any environment
+    does), neither takes the owner's directory away before this sweep nor is counted here."""
     from swe_aci.env.cleanup import sweep_stale_dirs
 
+    private = tmp_path / "tmp"
+    private.mkdir()
+    marker = f"424{uuid.uuid4().int % 10**6:06d}"
     owner = subprocess.Popen(
-        [sys.executable, "-c", OWNER_SCRIPT, str(repo), backend],
+        [sys.executable, "-c", OWNER_SCRIPT, str(repo), backend, marker],
         stdout=subprocess.PIPE,
         text=True,
-        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), "TMPDIR": str(private)},
     )
     try:
         assert owner.stdout is not None
@@ -379,16 +387,18 @@ def test_background_processes_of_a_killed_run_are_swept_with_its_directory(
     finally:
         owner.kill()
         owner.wait()
+    assert Path(parent) == private
     time.sleep(0.3)
+    sweep_stale_dirs()  # another run's sweep of the shared temporary directory
     if backend == "local":  # bwrap's pid namespace ends with the shell, with the owner
-        assert len(_pids_running("sleep 424")) == 2
-    assert [p for p in Path(parent).glob(f"swe-aci-{owner.pid}-*")], "the run's directory"
+        assert len(_pids_running(f"sleep {marker}")) == 2
+    assert [p for p in private.glob(f"swe-aci-{owner.pid}-*")], "the run's directory"
     sweep_stale_dirs(parent)
-    assert not [p for p in Path(parent).glob(f"swe-aci-{owner.pid}-*")]
+    assert not [p for p in private.glob(f"swe-aci-{owner.pid}-*")]
     deadline = time.monotonic() + 5
-    while _pids_running("sleep 424") and time.monotonic() < deadline:
+    while _pids_running(f"sleep {marker}") and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert _pids_running("sleep 424") == []
+    assert _pids_running(f"sleep {marker}") == []
 
 
 def test_close_from_a_signal_handler_tears_everything_down(env: Environment) -> None:

@@ -23,7 +23,7 @@ from typer.testing import CliRunner, Result
 from env_helpers import skip_unavailable
 from swe_aci.cli import app
 from swe_aci.env.config import EnvConfig
-from swe_aci.evaluate.harness import evaluate_instance
+from swe_aci.evaluate.harness import MAX_LOG_BYTES, evaluate_instance
 from swe_aci.tasks import Task
 
 PLAIN = {"NO_COLOR": "1", "FORCE_COLOR": None, "TTY_COMPATIBLE": None, "COLUMNS": "200"}
@@ -271,9 +271,10 @@ def test_a_prediction_replacing_the_log_cannot_stall_or_flood_the_host(
         task, patch, EnvConfig(backend="local"), tmp_path, 60, cache_dir=cache
     )
     log = (tmp_path / f"log-{name}" / "test_output.txt").read_bytes()
-    assert len(log) <= 20_000_000
+    # only a regular file is read, and only its last MAX_LOG_BYTES (how long reading these logs
+    # takes is measured by bench/env_bounds.py's test-log case, not here)
+    assert log == {"fifo": b"", "dev-zero": b"", "huge": b"x" * MAX_LOG_BYTES}[name]
     assert report.outcome == "unresolved"  # what the tests printed went with the swapped log
-    assert report.timings["total"] < 60
 
 
 def test_a_failing_exit_without_a_failing_test_is_not_resolved(

@@ -87,18 +87,42 @@ def predictions_json(predictions: dict[str, Prediction]) -> dict[str, dict[str, 
     return {instance_id: record.to_json() for instance_id, record in predictions.items()}
 
 
+# A lone surrogate is a str that UTF-8 cannot encode: text decoded with surrogateescape (bytes
+# that were not UTF-8, each as U+DC80..U+DCFF) or a model's reply carrying one.
+SURROGATE = re.compile(r"[\ud800-\udfff]")
+NOT_ESCAPED_BYTE = re.compile(r"[\ud800-\udc7f\udd00-\udfff]")
+
+
+def json_text(data: Any, indent: int | None = None) -> str:
+    """`data` as JSON with its text as it is (not \\u-escaped) but for lone surrogates, which are
+    escaped (`"\\udcff"`): the text always encodes as UTF-8 and loads back to the same strings."""
+    text = json.dumps(data, indent=indent, ensure_ascii=False)
+    return SURROGATE.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
+
+
+def utf8_bytes(text: str) -> bytes:
+    """`text` in UTF-8; a lone surrogate standing for a byte (surrogateescape) is that byte again,
+    any other one U+FFFD."""
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        return NOT_ESCAPED_BYTE.sub("\ufffd", text).encode("utf-8", "surrogateescape")
+
+
 def write_json_atomic(path: Path, data: Any) -> None:
     """Write JSON so that `path` always holds either the old or the new complete content."""
-    write_text_atomic(path, json.dumps(data, indent=2, ensure_ascii=False))
+    write_text_atomic(path, json_text(data, indent=2))
 
 
 def write_text_atomic(path: Path, text: str) -> None:
-    """Write a temporary file beside `path`, flush it to disk, then rename it over `path`."""
+    """Write a temporary file beside `path`, flush it to disk, then rename it over `path` (the
+    text in UTF-8, see `utf8_bytes`)."""
+    data = utf8_bytes(text)
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            stream.write(text)
+        with os.fdopen(handle, "wb") as stream:
+            stream.write(data)
             stream.flush()
             os.fsync(stream.fileno())
         os.chmod(temporary, FILE_MODE)

@@ -39,6 +39,7 @@ from swe_aci.records import (
     PREDICTION_SUFFIX,
     TRAJECTORY_SUFFIX,
     Prediction,
+    json_text,
     write_json_atomic,
     write_text_atomic,
 )
@@ -144,7 +145,7 @@ class TrajectoryWriter:
     def _append(self, record: dict[str, Any]) -> None:
         self.data["info"] = record["info"]
         assert self._stream is not None, "the journal is not open"
-        self._stream.write(json.dumps(record, ensure_ascii=False) + "\n")
+        self._stream.write(json_text(record) + "\n")
         self._stream.flush()
         os.fdatasync(self._stream.fileno())
 

@@ -30,7 +30,7 @@ def evaluate_result(
     timeout: float,
     cache_dir: Path | None = None,
 ) -> InstanceResult:
-    """The result with the outcome of grading its patch (an interrupted instance is not graded)."""
+    """The result with the report of grading its patch (an interrupted instance is not graded)."""
     if result.exit_status is None:
         return result
     report = evaluate_instance(
@@ -42,7 +42,7 @@ def evaluate_result(
         model_name=config.model.name,
         cache_dir=cache_dir,
     )
-    return dataclasses.replace(result, evaluation=report.outcome)
+    return dataclasses.replace(result, evaluation=report.outcome, report=report)
 
 
 def evaluate_outputs(
@@ -57,13 +57,22 @@ def evaluate_outputs(
     cache_dir: Path | None = None,
     on_done: Callable[[InstanceReport, bool], None] | None = None,
 ) -> tuple[dict[str, InstanceReport], dict[str, Any]]:
-    """Grade the predictions of the finished instances (a report made from the same patch is
-    reused) and write the run's `report.json` in `directory`; (reports, run report)."""
+    """Grade the predictions of the finished instances and write the run's `report.json` in
+    `directory`; (reports, run report).
+
+    The reports this session's workers made (carried back in their results) are taken as they
+    are; an instance finished by an earlier run has its saved report reused when it was made from
+    the same patch, and is graded otherwise."""
     tasks = list(tasks)
     chosen = {
         task.instance_id: outputs.predictions[task.instance_id]
         for task in tasks
         if task.instance_id in outputs.results and task.instance_id in outputs.predictions
+    }
+    graded = {
+        instance_id: report
+        for instance_id in chosen
+        if (report := outputs.results[instance_id].report) is not None
     }
     reports = evaluate_all(
         tasks,
@@ -75,6 +84,7 @@ def evaluate_outputs(
         redo=redo,
         cache_dir=cache_dir,
         on_done=on_done,
+        graded=graded,
     )
     empty = [key for key, prediction in chosen.items() if prediction.is_empty]
     report = run_report([task.instance_id for task in tasks], chosen, empty, reports)

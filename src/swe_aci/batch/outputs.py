@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import json
 import shutil
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 from pydantic import ValidationError
@@ -28,6 +28,9 @@ from swe_aci.records import (
     write_text_atomic,
 )
 
+if TYPE_CHECKING:
+    from swe_aci.evaluate.report import InstanceReport
+
 ENVIRONMENT_ERROR = "error_environment"
 EXCEPTION_ERROR = "error_exception"
 WORKER_DIED = "error_worker_died"
@@ -38,7 +41,12 @@ INFRASTRUCTURE_ERRORS = frozenset({ENVIRONMENT_ERROR, EXCEPTION_ERROR, WORKER_DI
 @dataclass
 class InstanceResult:
     """How one instance ended. `exit_status` None: it did not finish (interrupted). `tries`: how
-    many recorded attempts this is (instances that ended in an infrastructure error are retried)."""
+    many recorded attempts this is (instances that ended in an infrastructure error are retried).
+
+    `report`: with --evaluate, the whole report of the worker that graded the instance, carried
+    back to the driver with the result (pickled by Ray like the rest) so that the final grading
+    takes it as it is; kept in memory only, not in results.json (the report is saved under
+    `evaluation/`), so a result read back from an earlier run has none."""
 
     instance_id: str
     exit_status: str | None
@@ -54,6 +62,13 @@ class InstanceResult:
     error: str | None = None
     evaluation: str | None = None  # with --evaluate: resolved, unresolved, patch_failed...
     tries: int = 1
+    report: InstanceReport | None = field(default=None, repr=False, compare=False)
+
+    def to_json(self) -> dict[str, Any]:
+        """The result's record in results.json (without the in-memory report)."""
+        record = asdict(self)
+        del record["report"]
+        return record
 
 
 class OutputsError(Exception):
@@ -93,12 +108,15 @@ class BatchOutputs:
                 raise OutputsError(f"{path} is not a JSON object; move it away")
             try:
                 if target == "results":
-                    self.results = {key: InstanceResult(**value) for key, value in data.items()}
+                    self.results = {
+                        key: InstanceResult(**{k: v for k, v in value.items() if k != "report"})
+                        for key, value in data.items()
+                    }
                 else:
                     self.predictions = {
                         key: Prediction.model_validate(value) for key, value in data.items()
                     }
-            except (TypeError, ValidationError):
+            except (TypeError, AttributeError, ValidationError):
                 raise OutputsError(f"{path} holds a malformed record; move it away") from None
         # A result without its prediction cannot be trusted: the instance is redone.
         self.results = {key: r for key, r in self.results.items() if key in self.predictions}
@@ -134,7 +152,7 @@ class BatchOutputs:
         )
         write_json_atomic(self.preds_path, predictions_json(self.predictions))
         self.results[result.instance_id] = result
-        write_json_atomic(self.results_path, {k: asdict(v) for k, v in self.results.items()})
+        write_json_atomic(self.results_path, {k: v.to_json() for k, v in self.results.items()})
         write_text_atomic(self.directory / EXIT_STATUSES_FILE, self.exit_statuses_yaml())
 
     def exit_statuses_yaml(self) -> str:

@@ -307,23 +307,32 @@ def evaluate_all(
     on_done: Callable[[InstanceReport, bool], None] | None = None,
     grading: GradingMode = "lenient",
     strict: bool = False,
+    graded: dict[str, InstanceReport] | None = None,
 ) -> dict[str, InstanceReport]:
     """Evaluate every task that has a prediction, `workers` at a time.
 
     An instance whose saved report was made from the same patch under the same rules is not
     evaluated again unless `redo` (one that ended in `error` always is: the harness's failure may
-    be gone); `on_done(report, reused)` is called as each instance finishes.
+    be gone); `on_done(report, reused)` is called as each instance finishes. `graded` holds
+    reports the caller already has in memory, just made by `evaluate_instance` into `output_dir`
+    (a batch's workers): one made from the same patch under the same rules is taken as it is,
+    neither read back from disk nor evaluated again, whatever `redo` and its outcome.
     """
     reports: dict[str, InstanceReport] = {}
     pending: list[tuple[Task, Prediction]] = []
+    graded = graded or {}
     for task in tasks:
         prediction = predictions.get(task.instance_id)
         if prediction is None:
             continue
-        saved = None if redo else load_instance(output_dir, task.instance_id)
+        fresh = graded.get(task.instance_id)
+        if fresh is not None:
+            saved = fresh
+        else:
+            saved = None if redo else load_instance(output_dir, task.instance_id)
         if (
             saved is not None
-            and saved.completed
+            and (saved is fresh or saved.completed)
             and saved.patch_sha256 == patch_digest(prediction.model_patch)
             and (saved.grading, saved.strict) == (grading, strict)
         ):
