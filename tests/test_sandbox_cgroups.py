@@ -249,3 +249,38 @@ def test_a_launcher_that_cannot_join_its_cgroup_runs_nothing(tmp_path: Path) -> 
         [*argv, "echo", "ran"], capture_output=True, text=True, timeout=20, cwd="/"
     )
     assert result.returncode != 0 and "ran" not in result.stdout
+
+
+def test_which_hierarchy_is_chosen_from_mountinfo_and_our_cgroups(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The choice of hierarchy read from fake /proc files over plain directories (no kernel
+    here: what v2 does on a real v2 kernel is not tested)."""
+    from swe_aci.env import cgroupfs
+    from swe_aci.env.cgroups_v1 import V1Hierarchy
+    from swe_aci.env.cgroups_v2 import V2Hierarchy
+
+    unified, memory, pids = tmp_path / "unified", tmp_path / "memory", tmp_path / "pids"
+    for directory in (unified / "job", memory / "job", pids):
+        directory.mkdir(parents=True)
+        (directory / "cgroup.procs").write_text("")
+    (tmp_path / "mountinfo").write_text(
+        f"30 25 0:26 / {unified} rw - cgroup2 cgroup2 rw\n"
+        f"31 25 0:27 /ns {memory} rw - cgroup cgroup rw,memory\n"
+        f"32 25 0:28 / {pids} rw - cgroup cgroup rw,pids\n"
+    )
+    (tmp_path / "cgroup").write_text("0::/job\n4:memory:/ns/job\n8:pids:/\n")
+    monkeypatch.setattr(cgroupfs, "MOUNTINFO", str(tmp_path / "mountinfo"))
+    monkeypatch.setattr(cgroupfs, "PROC_CGROUP", str(tmp_path / "cgroup"))
+    assert cgroupfs.directory_of("") == f"{unified}/job"
+    assert cgroupfs.directory_of("memory") == f"{memory}/job"  # the mount's root is /ns
+    assert cgroupfs.directory_of("pids") == str(pids)
+
+    (unified / "job" / "cgroup.subtree_control").write_text("cpu memory\n")
+    found, reason = V2Hierarchy.find()
+    assert found is None and "does not enable pids" in reason
+    (unified / "job" / "cgroup.subtree_control").write_text("cpu memory pids\n")
+    found, reason = V2Hierarchy.find()
+    assert found == V2Hierarchy(f"{unified}/job")
+    found, reason = V1Hierarchy.find()
+    assert found == V1Hierarchy(f"{memory}/job", str(pids))
