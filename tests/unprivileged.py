@@ -70,10 +70,17 @@ def give_to_test_user(path: Path) -> None:
 
 
 def run_probe(
-    mode: str, repo: Path, commands: list[str], *, timeout: float = 25.0, **config: Any
+    mode: str,
+    repo: Path,
+    commands: list[str],
+    *,
+    timeout: float = 25.0,
+    join_cgroups: tuple[str, ...] = (),
+    **config: Any,
 ) -> list[tuple[int | None, str]]:
     """Run `commands` in a sandbox of `config` over `repo`, from a swe-aci run as root (`mode`
-    "root") or as the ordinary user ("user"; ourselves when we are not root)."""
+    "root") or as the ordinary user ("user"; ourselves when we are not root). `join_cgroups`:
+    `cgroup.procs` files the probe is put in (by its own pid, before it becomes the user)."""
     require_mode(mode)
     request = json.dumps(
         {"repo": str(repo), "config": config, "commands": commands, "timeout": timeout}
@@ -91,6 +98,9 @@ def run_probe(
         if mode == "user" and os.geteuid() == 0:
             give_to_test_user(scratch)
             probe = ["unshare", "--mount", "--", "sh", "-c", _reach_script(scratch), "sh", *probe]
+        if join_cgroups:
+            joins = "".join(f"echo $$ > '{path}'\n" for path in join_cgroups)
+            probe = ["sh", "-c", f'set -e\n{joins}exec "$@"', "sh", *probe]
         result = subprocess.run(
             probe, capture_output=True, text=True, env=env, timeout=120, cwd="/"
         )

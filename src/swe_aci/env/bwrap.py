@@ -23,11 +23,13 @@ create another (`--disable-userns`), and runs with no capability in any set (`--
 no_new_privs (bwrap always sets it: setuid binaries give nothing). Started as host root, bwrap
 itself runs as `nobody` (`sandbox_identity`), so the sandbox is no process of host root: files
 only root may read stay unreadable, a hard link to a root file cannot be made (protected
-hardlinks), and RLIMIT_NPROC applies (host root is exempt from it). `nobody` may not reach the
-host paths bwrap binds (an interpreter under root's 0700 /root), so they are staged for it first
-(`dropping_privileges`), and the writable directories are handed over to it. Whatever under /etc
-is not world-readable is hidden, for whoever runs swe-aci.
-The shell sets the resource limits of env/limits.py on itself before it becomes the agent's.
+hardlinks), and RLIMIT_NPROC applies (host root is exempt from it). How bwrap is started (as
+`nobody`, with the host paths it binds staged for it, in the sandbox's cgroup) is
+env/launcher.py. Whatever under /etc is not world-readable is hidden, for whoever runs swe-aci,
+and so is the cgroup file system (/sys/fs/cgroup is an empty read-only tmpfs).
+The shell sets the resource limits of env/limits.py on itself before it becomes the agent's;
+where the host allows it, the sandbox also has a cgroup of its own (env/cgroups.py), removed
+with everything in it at close.
 """
 
 from __future__ import annotations
@@ -39,18 +41,18 @@ import glob
 import logging
 import os
 import posixpath
-import pwd
 import shutil
 import signal
 import stat
 import subprocess
 import sys
 from collections import deque
-from dataclasses import dataclass
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Literal
 
 from swe_aci.env.base import NotARegularFileError, SandboxError
+from swe_aci.env.cgroupfs import Cgroup
+from swe_aci.env.cgroups import cgroup_name, find_hierarchy
 from swe_aci.env.files import (
     READ_FLAGS,
     WRITE_FLAGS,
@@ -61,23 +63,26 @@ from swe_aci.env.files import (
     refuse_pseudo,
     write_regular,
 )
+from swe_aci.env.launcher import (
+    SYSTEM_TOP_LEVEL,
+    Mount,
+    as_symlink,
+    hand_over,
+    launcher,
+    sandbox_identity,
+)
 from swe_aci.env.limits import ResourceLimits, limits_in_force
 from swe_aci.env.local import BASH_ARGV, LocalEnvironment
 from swe_aci.env.process import ProcessTransport, kill_session_members
-from swe_aci.env.shell import shell_quote
 
 logger = logging.getLogger(__name__)
-SYSTEM_TOP_LEVEL = ("bin", "etc", "lib", "lib32", "lib64", "libx32", "sbin", "sys", "usr")
 HIDDEN_FILES = ("/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-")
 HIDDEN_FILE_PATTERNS = ("/etc/ssh/ssh_host_*key", "/etc/security/opasswd")
 HIDDEN_DIRS = ("/etc/ssl/private",)
+# The cgroup file system: the sandbox neither sees its cgroup's files nor could write them.
+CGROUP_MOUNT = "/sys/fs/cgroup"
 # Scanned for entries that are not world-readable, which are hidden too.
 PRIVATE_SCAN_ROOT = "/etc"
-# Who the sandbox runs as when swe-aci runs as root.
-SANDBOX_USER = "nobody"
-NOBODY_ID = 65534
-# Where bwrap, started as that user, finds the host paths it binds (see `dropping_privileges`).
-STAGE_MOUNT = "/run/swe-aci"
 SANDBOX_HOME = "/root"
 # Top-level names the sandbox provides itself; a repository of such a name goes elsewhere.
 OWN_TOP_LEVEL = frozenset({"proc", "dev", "tmp", "run", SANDBOX_HOME.lstrip("/")})
@@ -85,17 +90,6 @@ OWN_TOP_LEVEL = frozenset({"proc", "dev", "tmp", "run", SANDBOX_HOME.lstrip("/")
 FALLBACK_PARENT = "/swe-aci"
 DNS_DIR = "/run/systemd/resolve"
 MAX_SYMLINK_HOPS = 40
-
-MountKind = Literal["rw", "ro", "hidden-file", "hidden-dir", "pseudo"]
-
-
-@dataclass(frozen=True)
-class Mount:
-    """One entry of the sandbox's file system: a sandbox path and the host path behind it."""
-
-    sandbox: str
-    host: str
-    kind: MountKind
 
 
 def mount_table(binds: dict[str, str], ro_paths: list[str], *, network: bool) -> list[Mount]:
@@ -116,7 +110,7 @@ def mount_table(binds: dict[str, str], ro_paths: list[str], *, network: bool) ->
     named = [*HIDDEN_FILES, *(p for pattern in HIDDEN_FILE_PATTERNS for p in glob.glob(pattern))]
     hidden = dict.fromkeys([*named, *private_files])
     mounts += [Mount(path, os.devnull, "hidden-file") for path in hidden if os.path.isfile(path)]
-    hidden_dirs = dict.fromkeys([*HIDDEN_DIRS, *private_dirs])
+    hidden_dirs = dict.fromkeys([*HIDDEN_DIRS, *private_dirs, CGROUP_MOUNT])
     mounts += [Mount(path, "", "hidden-dir") for path in hidden_dirs if os.path.isdir(path)]
     if network and os.path.isdir(DNS_DIR):
         mounts.append(Mount(DNS_DIR, DNS_DIR, "ro"))
@@ -145,18 +139,6 @@ def not_world_readable(top: str) -> tuple[list[str], list[str]]:
     return files, dirs
 
 
-@functools.cache
-def sandbox_identity() -> tuple[int, int] | None:
-    """The host (uid, gid) bwrap runs as: None (our own) unless we are root, then nobody's."""
-    if os.geteuid() != 0:
-        return None
-    try:
-        entry = pwd.getpwnam(SANDBOX_USER)
-    except KeyError:
-        return NOBODY_ID, NOBODY_ID
-    return entry.pw_uid, entry.pw_gid
-
-
 def host_python_paths() -> list[str]:
     """The installation of the interpreter swe-aci runs on (and its virtualenv), when it is not
     already inside the system directories the sandbox shows."""
@@ -168,57 +150,18 @@ def host_python_paths() -> list[str]:
     return paths
 
 
-def _as_symlink(mount: Mount) -> bool:
-    """A top-level system link such as /lib -> usr/lib, recreated as a link."""
-    return mount.kind == "ro" and os.path.islink(mount.host) and mount.sandbox.count("/") == 1
-
-
-def dropping_privileges(
-    mounts: list[Mount], stage: Path | None
-) -> tuple[list[str], dict[int, str]]:
-    """When swe-aci runs as root, the command that starts bwrap as the sandbox's user, and where
-    that user finds the host paths it binds (by index in `mounts`); nothing when we are not root.
-
-    The user may not reach those paths (an interpreter under root's 0700 /root, a temporary
-    directory under a private one), so in a mount namespace of bwrap's own that nothing else sees
-    they are bind-mounted into `stage`, which is then bound at /run/swe-aci on a fresh tmpfs; bwrap
-    binds them from there. The system directories are reachable as they are."""
-    identity = sandbox_identity()
-    if identity is None:
-        return [], {}
-    lines = ["set -e"]
-    sources: dict[int, str] = {}
-    for index, mount in enumerate(mounts):
-        if mount.kind not in ("ro", "rw") or _as_symlink(mount):
-            continue
-        if mount.host.split("/")[1] in SYSTEM_TOP_LEVEL:
-            continue
-        if stage is None:
-            raise SandboxError(f"no staging directory for {mount.host}")
-        target = stage / str(index)
-        if os.path.isdir(mount.host):
-            target.mkdir()
-        else:
-            target.touch()
-        lines.append(f"mount --bind {shell_quote(mount.host)} {shell_quote(str(target))}")
-        sources[index] = f"{STAGE_MOUNT}/{index}"
-    if sources:
-        assert stage is not None
-        lines.append(f"mount -t tmpfs -o mode=0755 swe-aci {posixpath.dirname(STAGE_MOUNT)}")
-        lines.append(
-            f"mkdir {STAGE_MOUNT} && mount --rbind {shell_quote(str(stage))} {STAGE_MOUNT}"
-        )
-    uid, gid = identity
-    lines.append(f'exec setpriv --reuid={uid} --regid={gid} --clear-groups -- "$@"')
-    return ["unshare", "--mount", "--", "sh", "-c", "\n".join(lines), "sh"], sources
-
-
 def sandbox_argv(
-    mounts: list[Mount], *, network: bool, chdir: str, stage: Path | None = None
+    mounts: list[Mount],
+    *,
+    network: bool,
+    chdir: str,
+    stage: Path | None = None,
+    join: Sequence[str] = (),
 ) -> list[str]:
     """The command starting bwrap (without the command it runs) for a mount table; `stage` is
-    where the host paths are staged when we are root (see `dropping_privileges`)."""
-    prefix, sources = dropping_privileges(mounts, stage)
+    where the host paths are staged when we are root, `join` the `cgroup.procs` files of the
+    sandbox's cgroup (see env/launcher.py)."""
+    prefix, sources = launcher(mounts, stage, join)
     argv = [
         *prefix,
         "bwrap",
@@ -236,7 +179,7 @@ def sandbox_argv(
             argv += [f"--{mount.sandbox.lstrip('/')}", mount.sandbox]
         elif mount.kind == "hidden-dir":
             argv += ["--tmpfs", mount.sandbox, "--remount-ro", mount.sandbox]
-        elif _as_symlink(mount):
+        elif as_symlink(mount):
             argv += ["--symlink", os.readlink(mount.host), mount.sandbox]
         elif mount.kind == "rw":
             argv += ["--bind", sources.get(index, mount.host), mount.sandbox]
@@ -244,18 +187,6 @@ def sandbox_argv(
             argv += ["--ro-bind", sources.get(index, mount.host), mount.sandbox]
     argv += ["--remount-ro", "/", "--chdir", chdir]
     return argv
-
-
-def hand_over(path: Path) -> None:
-    """Make a directory tree ours to write for the sandbox's user (when that is not us)."""
-    identity = sandbox_identity()
-    if identity is None:
-        return
-    uid, gid = identity
-    os.lchown(path, uid, gid)
-    for parent, dirs, files in os.walk(path):
-        for name in (*dirs, *files):
-            os.lchown(os.path.join(parent, name), uid, gid)
 
 
 @functools.cache
@@ -303,6 +234,8 @@ class BwrapTransport(ProcessTransport):
 class BwrapEnvironment(LocalEnvironment):
     """A LocalEnvironment whose shell runs in a bubblewrap sandbox with the repo at /<name>."""
 
+    _cgroup: Cgroup | None = None
+
     def _prepare_sandbox(self) -> None:
         name = self._host_repo.name
         if name in set(os.listdir("/")) | OWN_TOP_LEVEL:
@@ -322,6 +255,15 @@ class BwrapEnvironment(LocalEnvironment):
         for writable in binds.values():
             hand_over(Path(writable))
         _report_limits(limits_in_force(self.config))
+        hierarchy, _ = find_hierarchy()
+        if hierarchy is not None:
+            limits = ResourceLimits.from_config(self.config)
+            try:
+                self._cgroup = hierarchy.create(
+                    cgroup_name(self._token), limits.memory, limits.processes
+                )
+            except OSError as exc:
+                raise SandboxError(f"cannot create the sandbox's cgroup: {exc}") from exc
 
     def _start_shell(self) -> BwrapTransport:
         limits = ResourceLimits.from_config(self.config).ulimit_command()
@@ -329,13 +271,30 @@ class BwrapEnvironment(LocalEnvironment):
         stage = self._root / "stage"
         shutil.rmtree(stage, ignore_errors=True)
         stage.mkdir()
+        join = self._cgroup.procs_files if self._cgroup is not None else ()
         argv = sandbox_argv(
-            self._mounts, network=self.config.network, chdir=self._repo_in_sandbox, stage=stage
+            self._mounts,
+            network=self.config.network,
+            chdir=self._repo_in_sandbox,
+            stage=stage,
+            join=join,
         )
         return BwrapTransport([*argv, *shell], cwd="/", env=self._shell_env())
 
     def _sandbox_env(self) -> dict[str, str]:
         return {"HOME": SANDBOX_HOME, "TMPDIR": "/tmp"}
+
+    def close(self) -> None:
+        """Kill everything in the sandbox's cgroup, close as local does, remove the cgroup."""
+        cgroup = self._cgroup
+        if cgroup is not None:
+            with contextlib.suppress(Exception):
+                cgroup.kill()
+        super().close()
+        if cgroup is not None:
+            with contextlib.suppress(Exception):
+                cgroup.remove()
+            self._cgroup = None
 
     def _sandbox_repo_path(self) -> str:
         return self._repo_in_sandbox

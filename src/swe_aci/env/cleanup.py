@@ -12,6 +12,9 @@ sweep of a dead owner's directory kills the processes marked with its name the s
 background processes of a run killed with SIGKILL go with its directory. Only a process that both drops the variable
 (`env -i`) and daemonises away from the tree (its parent exits) escapes; bwrap and docker have no
 such gap (their pid namespace ends with the shell).
+
+A bwrap sandbox's cgroup (cgroups.py) is named after its temporary directory too, and the same
+sweep removes those of dead owners, killing what is left in them.
 """
 
 from __future__ import annotations
@@ -23,6 +26,8 @@ import shutil
 import signal
 import tempfile
 from pathlib import Path
+
+from swe_aci.env.cgroups import sweep_stale as sweep_stale_cgroups
 
 PREFIX = "swe-aci-"
 OWNED = re.compile(rf"^{PREFIX}(\d+)-")
@@ -46,17 +51,25 @@ def pid_alive(pid: int) -> bool:
     return True
 
 
+def owner_dead(name: str) -> bool:
+    """Whether `name` is one of ours (`swe-aci-<pid>-...`) whose owner process is gone."""
+    match = OWNED.match(name)
+    if match is None:
+        return False
+    owner = int(match.group(1))
+    return owner != os.getpid() and not pid_alive(owner)
+
+
 def sweep_stale_dirs(parent: str | None = None) -> list[Path]:
     """Remove `swe-aci-<pid>-*` directories whose owner process is gone, and kill the processes
-    marked with their names; return them."""
+    marked with their names, and the sandbox cgroups of dead owners; return the directories."""
+    with contextlib.suppress(OSError):
+        sweep_stale_cgroups(owner_dead)
     removed = []
     directory = Path(parent or tempfile.gettempdir())
     with contextlib.suppress(OSError):
         for entry in os.scandir(directory):
-            match = OWNED.match(entry.name)
-            if not match or not entry.is_dir(follow_symlinks=False):
-                continue
-            if int(match.group(1)) == os.getpid() or pid_alive(int(match.group(1))):
+            if not owner_dead(entry.name) or not entry.is_dir(follow_symlinks=False):
                 continue
             kill_marked_processes(entry.name)
             shutil.rmtree(entry.path, ignore_errors=True)

@@ -65,10 +65,12 @@ class EnvConfig(BaseModel):
         "/", description="parent directory the repository is copied into in the container"
     )
     cpus: float | None = Field(2.0, gt=0, description="CPUs of the container (docker)")
-    # resource limits (docker: cgroup and ulimits; bwrap: rlimits of every process, env/limits.py)
+    # resource limits (docker: cgroup and ulimits; bwrap: rlimits of every process, and a cgroup
+    # of the sandbox's own where the host offers one: env/limits.py, env/cgroups.py)
     memory: str | None = Field(
         "4g",
-        description="docker: the container's memory; bwrap: the memory of each process",
+        description="docker: the container's memory; bwrap: the memory of each process, and of "
+        "the whole sandbox when it has a cgroup",
     )
     pids_limit: int | None = Field(
         1024, gt=0, description="processes (and threads) of the sandbox at once"

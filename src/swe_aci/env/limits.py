@@ -13,19 +13,17 @@ none can raise them again:
 - file size: RLIMIT_FSIZE (a write past it fails, SIGXFSZ kills the writer);
 - CPU time: RLIMIT_CPU, seconds of CPU per process (SIGXCPU kills it).
 
-A cgroup v2 memory and pids controller would bound the sandbox as a whole; `cgroup_v2_problem`
-says why it is not used here (see docs/security.md, known gaps).
+Where the host offers a writable cgroup hierarchy, the sandbox as a whole is bounded too: its
+own cgroup (env/cgroups.py) holds `memory` for all its processes together and `processes` as its
+pids.max. The rlimits stay in force either way.
 """
 
 from __future__ import annotations
 
-import functools
-import os
 from dataclasses import dataclass
 
+from swe_aci.env.cgroups import find_hierarchy
 from swe_aci.env.config import EnvConfig, parse_bytes
-
-CGROUP_ROOT = "/sys/fs/cgroup"
 
 
 @dataclass(frozen=True)
@@ -73,24 +71,13 @@ def _size(value: int | None) -> str:
     return "unlimited" if value is None else f"{value / 2**30:g} GiB"
 
 
-@functools.cache
-def cgroup_v2_problem() -> str:
-    """Why the sandbox is not bounded by a cgroup v2 of its own (always a reason: swe-aci does not
-    create cgroups yet; the reason says what this host lacks, if anything)."""
-    controllers_file = os.path.join(CGROUP_ROOT, "cgroup.controllers")
-    try:
-        with open(controllers_file) as handle:
-            controllers = set(handle.read().split())
-    except OSError:
-        return f"no cgroup v2 hierarchy at {CGROUP_ROOT}"
-    missing = {"memory", "pids"} - controllers
-    if missing:
-        return f"the cgroup v2 hierarchy lacks the {', '.join(sorted(missing))} controller"
-    if not os.access(CGROUP_ROOT, os.W_OK):
-        return f"{CGROUP_ROOT} is not writable"
-    return "cgroup v2 is available, but swe-aci does not create a cgroup per sandbox"
-
-
 def limits_in_force(config: EnvConfig) -> str:
     """One line saying how a bwrap sandbox of this config is bounded."""
-    return f"{ResourceLimits.from_config(config).describe()}; no cgroup ({cgroup_v2_problem()})"
+    limits = ResourceLimits.from_config(config)
+    hierarchy, reason = find_hierarchy()
+    if hierarchy is None:
+        return f"{limits.describe()}; no cgroup ({reason})"
+    return (
+        f"{limits.describe()}; a cgroup per sandbox ({reason}): memory {_size(limits.memory)} "
+        f"for the whole sandbox, {limits.processes or 'unlimited'} processes"
+    )
