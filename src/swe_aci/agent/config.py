@@ -12,8 +12,9 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from swe_aci.agent.history import HistoryConfig
 from swe_aci.agent.parsing import ParserName
-from swe_aci.agent.templates import TemplatesConfig, template_problems
+from swe_aci.agent.templates import TEMPLATE_VARIABLES, TemplatesConfig
 from swe_aci.agent.text_editor import TextEditorType
+from swe_aci.configuration import template_problems
 
 
 class RepeatsConfig(BaseModel):
@@ -71,7 +72,7 @@ class AgentConfig(BaseModel):
 
     @model_validator(mode="after")
     def _templates_render(self) -> AgentConfig:
-        problems = template_problems(self.templates)
+        problems = template_problems(self.templates, "agent.templates", TEMPLATE_VARIABLES)
         if problems:
             raise ValueError(problems[0])
         if self.review_on_submit and self.templates.review is None:

@@ -38,6 +38,12 @@ class Interrupted(KeyboardInterrupt):
         self.signum = signum
 
 
+def signal_name(interrupt: KeyboardInterrupt) -> str:
+    """The signal that interrupted an episode: SIGTERM or SIGHUP (`Interrupted`), else SIGINT."""
+    signum = interrupt.signum if isinstance(interrupt, Interrupted) else signal.SIGINT
+    return signal.Signals(signum).name
+
+
 class EpisodeExit(Exception):
     """Ends the episode from deep inside a step with `status` (an EXIT_REASONS key)."""
 
