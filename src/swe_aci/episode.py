@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from swe_aci.aci import ACIConfig
 from swe_aci.agent.config import AgentConfig
+from swe_aci.agent.episode_files import EpisodeFiles
 from swe_aci.agent.loop import Agent, EpisodeResult, StepRecord
 from swe_aci.agent.progress import OnProgress
 from swe_aci.agent.templates import load_demonstrations
@@ -188,6 +189,10 @@ class _Run:
 
         return resolve_backend(self.workspace.config)
 
+    @property
+    def files(self) -> EpisodeFiles:
+        return EpisodeFiles(self.output_dir, self.instance_id, self.backend)
+
     @contextmanager
     def sandbox(self) -> Iterator[tuple[Environment, contextlib.ExitStack]]:
         """The opened sandbox, closed at the end, and the stack the runner adds its own cleanup
@@ -242,10 +247,8 @@ def _run_pipeline(run: _Run) -> EpisodeResult:
             models,
             environment,
             Linter(config.aci.lint_select) if config.aci.lint else None,
-            output_dir=run.output_dir,
-            instance_id=run.instance_id,
-            backend=run.backend,
-            on_step=run.on_step,
+            run.files,
+            run.on_step,
         )
         return pipeline.run(run.problem_statement)
 
@@ -282,11 +285,9 @@ def _run_attempts(run: _Run) -> EpisodeResult:
         config.strategy,
         run_attempt,
         lambda: make_environment(run.workspace),
-        output_dir=run.output_dir,
-        instance_id=run.instance_id,
-        backend=run.backend,
-        model_name=config.model.name,
-        on_step=run.on_step,
+        run.files,
+        config.model.name,
+        run.on_step,
     )
     return attempts.run(run.problem_statement)
 

@@ -16,9 +16,9 @@ import shlex
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
+from swe_aci.agent.episode_files import EpisodeFiles
 from swe_aci.agent.exits import SUBMITTED
 from swe_aci.agent.loop import EpisodeResult
 from swe_aci.env.base import Environment
@@ -75,22 +75,11 @@ class Attempts(StagedEpisode):
         strategy: AttemptsStrategy,
         run_attempt: RunAttempt,
         make_environment: Callable[[], Environment],
-        *,
-        output_dir: Path,
-        instance_id: str,
-        backend: str,
+        files: EpisodeFiles,
         model_name: str,
         on_step: OnStep | None = None,
     ) -> None:
-        super().__init__(
-            strategy,
-            output_dir=output_dir,
-            instance_id=instance_id,
-            backend=backend,
-            model_name=model_name,
-            stats=ModelStats(),
-            on_step=on_step,
-        )
+        super().__init__(strategy, files, model_name, ModelStats(), on_step)
         self.run_attempt = run_attempt
         self.make_environment = make_environment
 

@@ -84,15 +84,12 @@ class StagedEpisode:
     def __init__(
         self,
         strategy: BaseModel,
-        *,
-        output_dir: Path,
-        instance_id: str,
-        backend: str,
+        files: EpisodeFiles,
         model_name: str,
         stats: ModelStats,
-        on_step: OnStep | None = None,
+        on_step: OnStep | None,
     ) -> None:
-        self.files = EpisodeFiles(output_dir, instance_id, backend)
+        self.files = files
         self.model_name = model_name
         self.stats = stats
         self.record = StageRecorder(self.files.trajectory_path, model_name, stats, on_step)

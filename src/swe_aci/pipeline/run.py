@@ -10,13 +10,11 @@ repository's files at the base commit.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from swe_aci.aci.lint import Linter
+from swe_aci.agent.episode_files import EpisodeFiles
 from swe_aci.agent.exits import ESCAPING_ERRORS, EXIT_REASONS, SUBMITTED, exit_for
-from swe_aci.agent.loop import StepRecord
 from swe_aci.configuration import jinja
 from swe_aci.env.base import Environment
 from swe_aci.models.base import ModelReply
@@ -31,7 +29,7 @@ from swe_aci.pipeline.localize import (
     skeleton,
 )
 from swe_aci.pipeline.models import ModelPool
-from swe_aci.pipeline.record import StagedEpisode
+from swe_aci.pipeline.record import OnStep, StagedEpisode
 from swe_aci.pipeline.repair import Dropped, Edit, code_blocks, make_edit
 from swe_aci.pipeline.sandbox import REPRODUCTION_FILE, Sandbox, fails_as_reproduction
 from swe_aci.pipeline.skeleton import Location, context_lines, module_name
@@ -52,21 +50,10 @@ class Pipeline(StagedEpisode):
         models: ModelPool,
         environment: Environment,
         linter: Linter | None,
-        *,
-        output_dir: Path,
-        instance_id: str,
-        backend: str,
-        on_step: Callable[[StepRecord], None] | None = None,
+        files: EpisodeFiles,
+        on_step: OnStep | None = None,
     ) -> None:
-        super().__init__(
-            strategy,
-            output_dir=output_dir,
-            instance_id=instance_id,
-            backend=backend,
-            model_name=models.name,
-            stats=models.stats,
-            on_step=on_step,
-        )
+        super().__init__(strategy, files, models.name, models.stats, on_step)
         self.models = models
         self.env = environment
         self.sandbox = Sandbox(
