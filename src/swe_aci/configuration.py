@@ -1,5 +1,6 @@
 """The machinery of config files, shared by every config of swe-aci (episode, RAG): YAML layering
-(`extends:`), `key.path=value` overrides, built-in configs by name, one-line validation errors.
+(`extends:`), `key.path=value` overrides, built-in configs by name, one-line validation errors,
+and the one Jinja environment and check of the templates in configs (agent, RAG, pipeline).
 Imports nothing of swe_aci.
 
 The built-in configs (`default`, `shell_only`, `ablations/...`) live in the repository's
@@ -196,19 +197,18 @@ def template_problem(key: str, source: str, allowed: set[str] | frozenset[str]) 
     return None
 
 
-def template_problems(
+def check_templates(
     section: BaseModel, prefix: str, variables: Mapping[str, frozenset[str]]
-) -> list[str]:
-    """`<prefix>.<name>: <problem>` for each template of `section` named in `variables` (a None
-    one left out) that will not render with that name's variables."""
-    problems = []
+) -> None:
+    """For a config's validator: ValueError `<prefix>.<name>: <problem>` for the first template
+    of `section` named in `variables` (a None one left out) that will not render with that
+    name's variables."""
     for name, allowed in variables.items():
         source = getattr(section, name)
         if source is not None:
             problem = template_problem(f"{prefix}.{name}", source, allowed)
             if problem is not None:
-                problems.append(problem)
-    return problems
+                raise ValueError(problem)
 
 
 @functools.cache

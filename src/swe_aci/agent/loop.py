@@ -68,6 +68,27 @@ class EpisodeResult:
     error_trace: str | None = None  # set when the episode ended on an unexpected error
     steps: int = 0  # actions executed (the record of the exit is not one)
 
+    @classmethod
+    def from_info(
+        cls,
+        exit_status: str,
+        submission: str,
+        stats: ModelStats,
+        trajectory_path: Path,
+        info: dict[str, Any],
+        steps: int = 0,
+    ) -> EpisodeResult:
+        """The result of an episode whose trajectory's info holds its error, if any."""
+        return cls(
+            exit_status,
+            submission,
+            stats,
+            trajectory_path,
+            error=info.get("error"),
+            error_trace=info.get("traceback"),
+            steps=steps,
+        )
+
 
 @dataclass
 class _Usage:
@@ -146,13 +167,12 @@ class Agent:
         finally:
             self.writer.finish(self._info(episode))
         self.files.write_predictions(self.model.name, submission)
-        return EpisodeResult(
+        return EpisodeResult.from_info(
             status,
             submission,
             self.stats,
             self.files.trajectory_path,
-            error=episode.info.get("error"),
-            error_trace=episode.info.get("traceback"),
+            episode.info,
             steps=episode.executed,
         )
 
@@ -363,10 +383,8 @@ class Agent:
 
     def _exit(self, episode: _Episode, end: EpisodeExit) -> tuple[str, str]:
         """Record the exit step and autosubmit a non-empty diff: `submitted (<status>)`."""
-        if end.error:
-            episode.info["error"] = end.error
+        end.record(episode.info)
         if end.trace:
-            episode.info["traceback"] = end.trace
             logger.error(
                 "episode %s: unexpected error\n%s", self.files.instance_id, end.trace.rstrip()
             )

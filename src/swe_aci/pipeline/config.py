@@ -10,7 +10,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, model_validator
 
-from swe_aci.configuration import template_problems
+from swe_aci.configuration import check_templates
 
 # The variables each pipeline template may use.
 TEMPLATE_VARIABLES: dict[str, frozenset[str]] = {
@@ -45,9 +45,7 @@ class PipelineTemplates(BaseModel):
 
     @model_validator(mode="after")
     def _templates_render(self) -> PipelineTemplates:
-        problems = template_problems(self, "strategy.templates", TEMPLATE_VARIABLES)
-        if problems:
-            raise ValueError(problems[0])
+        check_templates(self, "strategy.templates", TEMPLATE_VARIABLES)
         return self
 
 

@@ -109,13 +109,8 @@ class StagedEpisode:
         finally:
             self.record.finish()
         self.files.write_predictions(self.model_name, submission)
-        return EpisodeResult(
-            status,
-            submission,
-            self.stats,
-            self.files.trajectory_path,
-            error=self.info.get("error"),
-            error_trace=self.info.get("traceback"),
+        return EpisodeResult.from_info(
+            status, submission, self.stats, self.files.trajectory_path, self.info
         )
 
     def _stages(self) -> tuple[str, str]:

@@ -83,10 +83,7 @@ class Pipeline(StagedEpisode):
             raise
         except Exception as error:  # recorded as the exit, like the agent loop's
             end = exit_for(error)
-            if end.error:
-                self.info["error"] = end.error
-            if end.trace:
-                self.info["traceback"] = end.trace
+            end.record(self.info)
             return self._end(end.status, f"Exit due to {EXIT_REASONS[end.status]}", "")
         finally:
             self.sandbox.remove_reproduction()

@@ -12,9 +12,9 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError,
 from swe_aci.configuration import (
     ConfigError,
     builtin_config_dir,
+    check_templates,
     describe_validation_error,
     load_validated,
-    template_problems,
 )
 from swe_aci.env.config import EnvConfig
 from swe_aci.models.config import ModelConfig
@@ -54,9 +54,7 @@ class RagTemplates(BaseModel):
 
     @model_validator(mode="after")
     def _templates_render(self) -> RagTemplates:
-        problems = template_problems(self, "templates", TEMPLATE_VARIABLES)
-        if problems:
-            raise ValueError(problems[0])
+        check_templates(self, "templates", TEMPLATE_VARIABLES)
         return self
 
 
