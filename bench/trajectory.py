@@ -91,7 +91,7 @@ def run(steps: int) -> dict[str, float]:
             result = agent.run("Read big.txt again and again.")
             elapsed = time.perf_counter() - started
             written = written_bytes() - before
-            size = sum(path.stat().st_size for path in agent.directory.iterdir())
+            size = sum(path.stat().st_size for path in agent.files.directory.iterdir())
         finally:
             environment.close()
     assert result.exit_status == "submitted", result.exit_status

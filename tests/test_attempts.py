@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 from conftest import commit_tree
+from swe_aci.agent.episode_files import EpisodeFiles
 from swe_aci.agent.trajectory import load_trajectory
 from swe_aci.env.config import EnvConfig, Workspace
 from swe_aci.env.factory import make_environment
@@ -90,10 +91,8 @@ def test_the_chooser_prefers_the_patch_without_regressions(tmp_path: Path) -> No
         strategy,
         run_attempt,
         lambda: make_environment(Workspace(EnvConfig(backend="local"), str(source))),
-        output_dir=out,
-        instance_id="calc",
-        backend="local",
-        model_name="scripted",
+        EpisodeFiles(out, "calc", "local"),
+        "scripted",
     )
     result = attempts.run(ISSUE)
     assert "+    return b + a" in result.submission and "return 1" not in result.submission

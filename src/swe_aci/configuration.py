@@ -1,5 +1,6 @@
 """The machinery of config files, shared by every config of swe-aci (episode, RAG): YAML layering
-(`extends:`), `key.path=value` overrides, built-in configs by name, one-line validation errors.
+(`extends:`), `key.path=value` overrides, built-in configs by name, one-line validation errors,
+and the one Jinja environment and check of the templates in configs (agent, RAG, pipeline).
 Imports nothing of swe_aci.
 
 The built-in configs (`default`, `shell_only`, `ablations/...`) live in the repository's
@@ -10,14 +11,18 @@ layouts).
 
 from __future__ import annotations
 
+import functools
 import importlib.resources
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import yaml
 from pydantic import BaseModel, ValidationError
+
+if TYPE_CHECKING:
+    import jinja2
 
 Schema = TypeVar("Schema", bound=BaseModel)
 
@@ -190,3 +195,33 @@ def template_problem(key: str, source: str, allowed: set[str] | frozenset[str]) 
             f"(available: {', '.join(sorted(allowed)) or 'none'})"
         )
     return None
+
+
+def check_templates(
+    section: BaseModel, prefix: str, variables: Mapping[str, frozenset[str]]
+) -> None:
+    """For a config's validator: ValueError `<prefix>.<name>: <problem>` for the first template
+    of `section` named in `variables` (a None one left out) that will not render with that
+    name's variables."""
+    for name, allowed in variables.items():
+        source = getattr(section, name)
+        if source is not None:
+            problem = template_problem(f"{prefix}.{name}", source, allowed)
+            if problem is not None:
+                raise ValueError(problem)
+
+
+@functools.cache
+def jinja() -> jinja2.Environment:
+    """The one Jinja environment every config template renders in (the agent's, the RAG
+    baseline's, the pipeline's): an unknown variable is an error, the trailing newline is kept, a
+    line holding only a {% block tag %} leaves no blank line, nothing is escaped."""
+    import jinja2
+
+    return jinja2.Environment(
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        autoescape=False,
+    )

@@ -9,22 +9,25 @@ import hashlib
 import os
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from swe_aci.aci import ACIConfig
 from swe_aci.agent.config import AgentConfig
+from swe_aci.agent.episode_files import EpisodeFiles
 from swe_aci.agent.loop import Agent, EpisodeResult, StepRecord
 from swe_aci.agent.progress import OnProgress
 from swe_aci.agent.templates import load_demonstrations
 from swe_aci.agent.trajectory import TrajectoryError
 from swe_aci.configuration import ConfigError, load_validated, resolve_config_path
+from swe_aci.env.base import Environment
 from swe_aci.env.config import EnvConfig, Workspace
 from swe_aci.env.repo import repo_name
 from swe_aci.github.config import GitHubConfig
 from swe_aci.models.config import LocalConfig, ModelConfig
-from swe_aci.pipeline.config import AgentStrategy, AttemptsStrategy, PipelineStrategy, Strategy
+from swe_aci.pipeline.config import AgentStrategy, Strategy
 from swe_aci.records import check_instance_id, instance_id_from
 
 TEXT_EDITOR_COMMANDS = ("view", "create_file", "str_replace", "insert")
@@ -162,109 +165,103 @@ def run_episode(
     The instance's output directory is locked for the whole episode (InstanceBusy if another
     run holds it); the episode's files replace those of any earlier run of the same instance.
     """
+    check_instance_id(instance_id)
+    run = _Run(config, workspace, problem_statement, instance_id, output_dir, on_step, on_progress)
+    with instance_lock(output_dir / instance_id):
+        return RUNNERS[config.strategy.type](run)
+
+
+@dataclass(frozen=True)
+class _Run:
+    """One call of `run_episode`, handed to the runner of its strategy."""
+
+    config: EpisodeConfig
+    workspace: Workspace
+    problem_statement: str
+    instance_id: str
+    output_dir: Path
+    on_step: Callable[[StepRecord], None] | None
+    on_progress: OnProgress | None
+
+    @property
+    def backend(self) -> str:
+        from swe_aci.env.factory import resolve_backend
+
+        return resolve_backend(self.workspace.config)
+
+    @property
+    def files(self) -> EpisodeFiles:
+        return EpisodeFiles(self.output_dir, self.instance_id, self.backend)
+
+    @contextmanager
+    def sandbox(self) -> Iterator[tuple[Environment, contextlib.ExitStack]]:
+        """The opened sandbox, closed at the end, and the stack the runner adds its own cleanup
+        to (closed first). The sandbox opens before any model loads, so its errors (no image, a
+        bad commit) come first."""
+        from swe_aci.env.factory import make_environment
+
+        with contextlib.ExitStack() as cleanup:
+            environment = make_environment(self.workspace)
+            cleanup.callback(environment.close)
+            yield environment, cleanup
+
+
+def _run_agent(run: _Run) -> EpisodeResult:
+    """The agent loop: the model of `model:` drives the ACI turn by turn."""
     from swe_aci.aci import ACI
     from swe_aci.agent.parsing import reply_format
-    from swe_aci.env.factory import make_environment, resolve_backend
     from swe_aci.models.factory import make_model
 
-    check_instance_id(instance_id)
-    if isinstance(config.strategy, AttemptsStrategy):
-        return run_attempts_episode(
-            config,
-            config.strategy,
-            workspace,
-            problem_statement,
-            instance_id=instance_id,
-            output_dir=output_dir,
-            on_step=on_step,
-        )
-    if isinstance(config.strategy, PipelineStrategy):
-        return run_pipeline_episode(
-            config,
-            config.strategy,
-            workspace,
-            problem_statement,
-            instance_id=instance_id,
-            output_dir=output_dir,
-            on_step=on_step,
-        )
-    with contextlib.ExitStack() as cleanup:
-        cleanup.enter_context(instance_lock(output_dir / instance_id))
-        # The sandbox first: its errors (no image, a bad commit) come before the model loads.
-        environment = make_environment(workspace)
-        cleanup.callback(environment.close)
+    config = run.config
+    with run.sandbox() as (environment, cleanup):
         model = make_model(config.model, reply_format(config.agent.parser))
         if close_model := getattr(model, "close", None):
             cleanup.callback(close_model)
-        aci = ACI(environment, config.aci)
         agent = Agent(
             config.agent,
             model,
-            aci,
-            output_dir=output_dir,
-            instance_id=instance_id,
-            environment=resolve_backend(workspace.config),
-            on_step=on_step,
-            on_progress=on_progress,
+            ACI(environment, config.aci),
+            output_dir=run.output_dir,
+            instance_id=run.instance_id,
+            environment=run.backend,
+            on_step=run.on_step,
+            on_progress=run.on_progress,
         )
-        return agent.run(problem_statement)
+        return agent.run(run.problem_statement)
 
 
-def run_pipeline_episode(
-    config: EpisodeConfig,
-    strategy: PipelineStrategy,
-    workspace: Workspace,
-    problem_statement: str,
-    *,
-    instance_id: str,
-    output_dir: Path,
-    on_step: Callable[[StepRecord], None] | None = None,
-) -> EpisodeResult:
-    """`run_episode` for the pipeline strategy: the same lock, sandbox and teardown; the models
-    of every sampling setting; the ACI's lint guardrail on every edit."""
+def _run_pipeline(run: _Run) -> EpisodeResult:
+    """The pipeline: the models of every sampling setting (the first loaded before any stage);
+    the ACI's lint guardrail on every edit."""
     from swe_aci.aci.lint import Linter
-    from swe_aci.env.factory import make_environment, resolve_backend
     from swe_aci.pipeline.models import ModelPool
     from swe_aci.pipeline.run import Pipeline
 
-    with contextlib.ExitStack() as cleanup:
-        cleanup.enter_context(instance_lock(output_dir / instance_id))
-        # The sandbox first: its errors (no image, a bad commit) come before the model loads.
-        environment = make_environment(workspace)
-        cleanup.callback(environment.close)
+    config = run.config
+    with run.sandbox() as (environment, cleanup):
         models = ModelPool(config.model)
         cleanup.callback(models.close)
         models.get(0.0)
         pipeline = Pipeline(
-            strategy,
+            config.strategy,
             models,
             environment,
             Linter(config.aci.lint_select) if config.aci.lint else None,
-            output_dir=output_dir,
-            instance_id=instance_id,
-            backend=resolve_backend(workspace.config),
-            on_step=on_step,
+            run.files,
+            run.on_step,
         )
-        return pipeline.run(problem_statement)
+        return pipeline.run(run.problem_statement)
 
 
-def run_attempts_episode(
-    config: EpisodeConfig,
-    strategy: AttemptsStrategy,
-    workspace: Workspace,
-    problem_statement: str,
-    *,
-    instance_id: str,
-    output_dir: Path,
-    on_step: Callable[[StepRecord], None] | None = None,
-) -> EpisodeResult:
-    """`run_episode` for several attempts of the agent loop and a chooser: each attempt a whole
-    agent-loop episode (its own sandbox and files under `<id>/attempts/`)."""
-    from swe_aci.env.factory import make_environment, resolve_backend
+def _run_attempts(run: _Run) -> EpisodeResult:
+    """Several attempts of the agent loop and a chooser: each attempt a whole agent-loop episode
+    (its own sandbox and files under `<id>/attempts/`); the chooser opens one more sandbox."""
+    from swe_aci.env.factory import make_environment
     from swe_aci.pipeline.attempts import Attempts
     from swe_aci.pipeline.models import variant
 
-    attempts_dir = output_dir / instance_id / "attempts"
+    config = run.config
+    attempts_dir = run.output_dir / run.instance_id / "attempts"
 
     def run_attempt(number: int, temperature: float, wall_time: float) -> EpisodeResult:
         limits = config.agent.limits.model_copy(update={"wall_time": wall_time})
@@ -277,22 +274,28 @@ def run_attempts_episode(
         )
         return run_episode(
             attempt,
-            workspace,
-            problem_statement,
-            instance_id=f"{instance_id}.attempt{number}",
+            run.workspace,
+            run.problem_statement,
+            instance_id=f"{run.instance_id}.attempt{number}",
             output_dir=attempts_dir,
-            on_step=on_step,
+            on_step=run.on_step,
         )
 
-    with instance_lock(output_dir / instance_id):
-        attempts = Attempts(
-            strategy,
-            run_attempt,
-            lambda: make_environment(workspace),
-            output_dir=output_dir,
-            instance_id=instance_id,
-            backend=resolve_backend(workspace.config),
-            model_name=config.model.name,
-            on_step=on_step,
-        )
-        return attempts.run(problem_statement)
+    attempts = Attempts(
+        config.strategy,
+        run_attempt,
+        lambda: make_environment(run.workspace),
+        run.files,
+        config.model.name,
+        run.on_step,
+    )
+    return attempts.run(run.problem_statement)
+
+
+# The runner of each `strategy.type`, called under the instance's lock; `run.config.strategy`
+# is that type's section.
+RUNNERS: dict[str, Callable[[_Run], EpisodeResult]] = {
+    "agent": _run_agent,
+    "pipeline": _run_pipeline,
+    "attempts": _run_attempts,
+}

@@ -12,8 +12,9 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from swe_aci.agent.history import HistoryConfig
 from swe_aci.agent.parsing import ParserName
-from swe_aci.agent.templates import TemplatesConfig, template_problems
+from swe_aci.agent.templates import TEMPLATE_VARIABLES, TemplatesConfig
 from swe_aci.agent.text_editor import TextEditorType
+from swe_aci.configuration import check_templates
 
 
 class RepeatsConfig(BaseModel):
@@ -71,9 +72,7 @@ class AgentConfig(BaseModel):
 
     @model_validator(mode="after")
     def _templates_render(self) -> AgentConfig:
-        problems = template_problems(self.templates)
-        if problems:
-            raise ValueError(problems[0])
+        check_templates(self.templates, "agent.templates", TEMPLATE_VARIABLES)
         if self.review_on_submit and self.templates.review is None:
             raise ValueError("agent.review_on_submit needs agent.templates.review")
         if self.anthropic_text_editor and self.parser != "tool_calls":

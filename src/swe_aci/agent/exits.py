@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import signal
 import traceback
+from typing import Any
 
 from swe_aci.models.base import (
     ContextWindowExceeded,
@@ -38,6 +39,12 @@ class Interrupted(KeyboardInterrupt):
         self.signum = signum
 
 
+def signal_name(interrupt: KeyboardInterrupt) -> str:
+    """The signal that interrupted an episode: SIGTERM or SIGHUP (`Interrupted`), else SIGINT."""
+    signum = interrupt.signum if isinstance(interrupt, Interrupted) else signal.SIGINT
+    return signal.Signals(signum).name
+
+
 class EpisodeExit(Exception):
     """Ends the episode from deep inside a step with `status` (an EXIT_REASONS key)."""
 
@@ -54,6 +61,14 @@ class EpisodeExit(Exception):
         self.response = response
         self.error = error
         self.trace = trace
+
+    def record(self, info: dict[str, Any]) -> None:
+        """Put the error and its traceback, when set, in the trajectory's info (where
+        `EpisodeResult.from_info` reads them back)."""
+        if self.error:
+            info["error"] = self.error
+        if self.trace:
+            info["traceback"] = self.trace
 
 
 # Model errors the user must fix (config, key): they escape the episode instead of ending it.

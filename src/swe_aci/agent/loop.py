@@ -8,7 +8,6 @@ also when the episode is interrupted (Ctrl-C, SIGTERM, SIGHUP: exit status `exit
 from __future__ import annotations
 
 import logging
-import signal
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -17,14 +16,15 @@ from typing import Any
 
 from swe_aci.aci import ACI, ActionProblem, CheckedAction
 from swe_aci.agent.config import AgentConfig
+from swe_aci.agent.episode_files import EpisodeFiles, trajectory_info
 from swe_aci.agent.exits import (
     ESCAPING_ERRORS,
     EXIT_REASONS,
     INTERRUPTED,
     SUBMITTED,
     EpisodeExit,
-    Interrupted,
     exit_for,
+    signal_name,
 )
 from swe_aci.agent.history import process_history
 from swe_aci.agent.parsing import FormatError, ParsedAction, make_parser
@@ -32,7 +32,7 @@ from swe_aci.agent.progress import OnProgress, ReplyRejected, TurnStarted
 from swe_aci.agent.repeats import RepeatWatch
 from swe_aci.agent.review import review_observation
 from swe_aci.agent.templates import Templates, load_demonstrations, render_command_docs
-from swe_aci.agent.trajectory import TrajectoryWriter, write_predictions
+from swe_aci.agent.trajectory import TrajectoryWriter
 from swe_aci.env.base import Exclusion
 from swe_aci.models.base import Message, Model, ModelError, ModelReply, ModelStats
 from swe_aci.models.tools import assistant_message
@@ -67,6 +67,27 @@ class EpisodeResult:
     error: str | None = None
     error_trace: str | None = None  # set when the episode ended on an unexpected error
     steps: int = 0  # actions executed (the record of the exit is not one)
+
+    @classmethod
+    def from_info(
+        cls,
+        exit_status: str,
+        submission: str,
+        stats: ModelStats,
+        trajectory_path: Path,
+        info: dict[str, Any],
+        steps: int = 0,
+    ) -> EpisodeResult:
+        """The result of an episode whose trajectory's info holds its error, if any."""
+        return cls(
+            exit_status,
+            submission,
+            stats,
+            trajectory_path,
+            error=info.get("error"),
+            error_trace=info.get("traceback"),
+            steps=steps,
+        )
 
 
 @dataclass
@@ -117,13 +138,10 @@ class Agent:
         self.config = config
         self.model = model
         self.aci = aci
-        self.instance_id = instance_id
-        self.environment = environment
+        self.files = EpisodeFiles(output_dir, instance_id, environment)
         self.on_step = on_step
         self.on_progress = on_progress or (lambda _event: None)
-        self.directory = Path(output_dir) / instance_id
-        self.trajectory_path = self.directory / f"{instance_id}.traj"
-        self.writer = TrajectoryWriter(self.trajectory_path)
+        self.writer = TrajectoryWriter(self.files.trajectory_path)
         self.docs = aci.command_docs()
         self.parser = make_parser(config.parser, self.docs, config.anthropic_text_editor)
         self.templates = Templates(config.templates)
@@ -148,14 +166,13 @@ class Agent:
             raise
         finally:
             self.writer.finish(self._info(episode))
-        write_predictions(self.directory, self.instance_id, self.model.name, submission)
-        return EpisodeResult(
+        self.files.write_predictions(self.model.name, submission)
+        return EpisodeResult.from_info(
             status,
             submission,
             self.stats,
-            self.trajectory_path,
-            error=episode.info.get("error"),
-            error_trace=episode.info.get("traceback"),
+            self.files.trajectory_path,
+            episode.info,
             steps=episode.executed,
         )
 
@@ -180,25 +197,14 @@ class Agent:
             return self._exit(episode, exit_for(error))
 
     def _header(self, episode: _Episode) -> dict[str, Any]:
-        return {
-            "environment": self.environment,
-            "instance_id": self.instance_id,
-            "problem_statement": episode.problem_statement,
-            "config": {
-                "agent": self.config.model_dump(mode="json"),
-                "aci": self.aci.config.model_dump(mode="json"),
-            },
+        config = {
+            "agent": self.config.model_dump(mode="json"),
+            "aci": self.aci.config.model_dump(mode="json"),
         }
+        return self.files.header(episode.problem_statement, config)
 
     def _info(self, episode: _Episode) -> dict[str, Any]:
-        return {
-            "exit_status": None,
-            "submission": None,
-            **episode.info,
-            "model_stats": self.stats.to_dict(),
-            "model_name": self.model.name,
-            "elapsed_time": round(time.monotonic() - episode.started, 3),
-        }
+        return trajectory_info(episode.info, self.stats, self.model.name, episode.started)
 
     def _initial_messages(self, problem_statement: str, state: dict[str, Any]) -> list[Message]:
         render = self.templates.render
@@ -377,11 +383,11 @@ class Agent:
 
     def _exit(self, episode: _Episode, end: EpisodeExit) -> tuple[str, str]:
         """Record the exit step and autosubmit a non-empty diff: `submitted (<status>)`."""
-        if end.error:
-            episode.info["error"] = end.error
+        end.record(episode.info)
         if end.trace:
-            episode.info["traceback"] = end.trace
-            logger.error("episode %s: unexpected error\n%s", self.instance_id, end.trace.rstrip())
+            logger.error(
+                "episode %s: unexpected error\n%s", self.files.instance_id, end.trace.rstrip()
+            )
         try:
             taken = self.aci.submission()
             record_exclusions(episode.info, taken.excluded)
@@ -401,8 +407,7 @@ class Agent:
     def _interrupted(self, episode: _Episode, interrupt: KeyboardInterrupt) -> None:
         """Record Ctrl-C or a termination signal as the exit (no autosubmission: the sandbox is
         about to be torn down, and taking a diff could take long)."""
-        signum = interrupt.signum if isinstance(interrupt, Interrupted) else signal.SIGINT
-        name = signal.Signals(signum).name
+        name = signal_name(interrupt)
         episode.info.update(exit_status=INTERRUPTED, exit_signal=name)
         if self.writer.is_open:
             thought = f"Exit due to {name}"

@@ -7,11 +7,10 @@ import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-import jinja2
 from pydantic import BaseModel, ConfigDict
 
 from swe_aci.agent.trajectory import load_trajectory
-from swe_aci.configuration import template_problem
+from swe_aci.configuration import jinja
 from swe_aci.models.base import message_text
 
 if TYPE_CHECKING:
@@ -31,14 +30,6 @@ TEMPLATE_VARIABLES: dict[str, frozenset[str]] = {
     "repeated_action": frozenset({"count"}),
     "review": frozenset({"diff", "new_files", "untouched_files"}),
 }
-
-_JINJA = jinja2.Environment(
-    undefined=jinja2.StrictUndefined,
-    keep_trailing_newline=True,
-    trim_blocks=True,  # a line holding only a {% block tag %} leaves no blank line
-    lstrip_blocks=True,
-    autoescape=False,
-)
 
 
 class TemplatesConfig(BaseModel):
@@ -74,24 +65,12 @@ class TemplatesConfig(BaseModel):
     made and nothing changed since)."""
 
 
-def template_problems(templates: TemplatesConfig) -> list[str]:
-    """`agent.templates.<name>: <problem>` for each template that will not render."""
-    problems = []
-    for name, allowed in TEMPLATE_VARIABLES.items():
-        source = getattr(templates, name)
-        if source is not None:
-            problem = template_problem(f"agent.templates.{name}", source, allowed)
-            if problem is not None:
-                problems.append(problem)
-    return problems
-
-
 class Templates:
     """Compiled templates; `render(name, **variables)`."""
 
     def __init__(self, config: TemplatesConfig) -> None:
         self._compiled = {
-            name: _JINJA.from_string(getattr(config, name))
+            name: jinja().from_string(getattr(config, name))
             for name in TEMPLATE_VARIABLES
             if getattr(config, name) is not None
         }

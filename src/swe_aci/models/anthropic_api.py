@@ -26,7 +26,8 @@ from swe_aci.models.base import (
 from swe_aci.models.config import AnthropicConfig
 from swe_aci.models.credentials import resolve_api_key, resolve_base_url
 from swe_aci.models.pricing import Pricing
-from swe_aci.models.retry import Deadline, RetryableError, classify_sdk_error, with_retries
+from swe_aci.models.retry import classify_sdk_error
+from swe_aci.models.sdk import SDKModel
 from swe_aci.models.tools import anthropic_tools, calls_of
 
 LEGACY_API_VERSION = "2023-06-01"
@@ -38,7 +39,7 @@ logger = logging.getLogger(__name__)
 _warned_sampling: set[str] = set()  # model names already told their sampling settings are unsent
 
 
-class AnthropicModel:
+class AnthropicModel(SDKModel):
     """One `anthropic.Anthropic` client; `query` sends the conversation and prices the reply."""
 
     def __init__(self, config: AnthropicConfig, pricing: Pricing | None = None) -> None:
@@ -67,21 +68,6 @@ class AnthropicModel:
                 "/".join(ignored),
             )
 
-    def query(
-        self,
-        messages: list[Message],
-        tools: list[ToolSpec] | None = None,
-        timeout: float | None = None,
-    ) -> ModelReply:
-        request = self.request(messages, tools)
-        deadline = Deadline(timeout, self.config.timeout, self.name)
-        return with_retries(
-            lambda: self.send({**request, "timeout": deadline.attempt()}),
-            self.config.retry,
-            self.name,
-            deadline=deadline,
-        )
-
     def request(self, messages: list[Message], tools: list[ToolSpec] | None) -> dict[str, Any]:
         """The keyword arguments of `messages.create` for this conversation."""
         config = self.config
@@ -107,21 +93,15 @@ class AnthropicModel:
             request["extra_body"] = extra_body
         return request
 
-    def send(self, request: dict[str, Any]) -> ModelReply:
+    def create(self, request: dict[str, Any]) -> Any:
         import anthropic
 
         try:
-            response = self.client.messages.create(**request)
+            return self.client.messages.create(**request)
         except anthropic.AnthropicError as error:
             raise classify_sdk_error(error) from error
-        except ValueError as error:  # the SDK lets json.JSONDecodeError through
-            raise RetryableError(f"malformed response: not JSON ({error})") from error
-        try:
-            return self.parse(response)
-        except (AttributeError, KeyError, TypeError) as error:
-            raise RetryableError(f"malformed response: {error!r}") from error
 
-    def parse(self, response: Any) -> ModelReply:
+    def parse(self, response: Any, messages: list[Message]) -> ModelReply:
         text = "".join(block.text for block in response.content if block.type == "text")
         calls = tuple(
             ToolCall(id=block.id, name=block.name, arguments=dict(block.input))

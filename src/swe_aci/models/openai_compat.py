@@ -23,14 +23,17 @@ from swe_aci.models.base import (
 from swe_aci.models.config import OpenAIConfig
 from swe_aci.models.credentials import resolve_api_key, resolve_base_url
 from swe_aci.models.pricing import Pricing
-from swe_aci.models.retry import Deadline, RetryableError, classify_sdk_error, with_retries
+from swe_aci.models.retry import classify_sdk_error
+from swe_aci.models.sdk import SDKModel
 from swe_aci.models.tools import calls_of, openai_call, openai_tools, parse_arguments
 
 WIRE_KEYS = ("role", "content", "name", "tool_call_id")
 
 
-class OpenAICompatModel:
+class OpenAICompatModel(SDKModel):
     """One `openai.OpenAI` client; `query` sends the conversation and prices the reply."""
+
+    malformed = (*SDKModel.malformed, IndexError)  # no choice in the response
 
     def __init__(self, config: OpenAIConfig, pricing: Pricing | None = None) -> None:
         import openai
@@ -47,21 +50,6 @@ class OpenAICompatModel:
             base_url=base_url,
             timeout=config.timeout,
             max_retries=0,
-        )
-
-    def query(
-        self,
-        messages: list[Message],
-        tools: list[ToolSpec] | None = None,
-        timeout: float | None = None,
-    ) -> ModelReply:
-        request = self.request(messages, tools)
-        deadline = Deadline(timeout, self.config.timeout, self.name)
-        return with_retries(
-            lambda: self.send({**request, "timeout": deadline.attempt()}, messages),
-            self.config.retry,
-            self.name,
-            deadline=deadline,
         )
 
     def request(self, messages: list[Message], tools: list[ToolSpec] | None) -> dict[str, Any]:
@@ -88,19 +76,13 @@ class OpenAICompatModel:
             request["extra_body"] = extra_body
         return request
 
-    def send(self, request: dict[str, Any], messages: list[Message]) -> ModelReply:
+    def create(self, request: dict[str, Any]) -> Any:
         import openai
 
         try:
-            response = self.client.chat.completions.create(**request)
+            return self.client.chat.completions.create(**request)
         except openai.OpenAIError as error:
             raise classify_sdk_error(error) from error
-        except ValueError as error:  # the SDK lets json.JSONDecodeError through
-            raise RetryableError(f"malformed response: not JSON ({error})") from error
-        try:
-            return self.parse(response, messages)
-        except (AttributeError, IndexError, KeyError, TypeError) as error:
-            raise RetryableError(f"malformed response: {error!r}") from error
 
     def parse(self, response: Any, messages: list[Message]) -> ModelReply:
         message = response.choices[0].message

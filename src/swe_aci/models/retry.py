@@ -95,6 +95,20 @@ def with_retries(
     raise AssertionError("unreachable: max_attempts >= 1")
 
 
+def call_within(
+    send: Callable[[float], T],
+    config: RetryConfig,
+    per_request: float,
+    total: float | None,
+    what: str,
+) -> T:
+    """One model call of an API backend: `send(attempt timeout)` retried as `config` allows,
+    all attempts within `total` seconds (None: no overall bound), each within `per_request` or
+    the time left (`Deadline`)."""
+    deadline = Deadline(total, per_request, what)
+    return with_retries(lambda: send(deadline.attempt()), config, what, deadline=deadline)
+
+
 def classify_status(
     status: int, message: str, code: str | None = None, retry_after: float | None = None
 ) -> ModelError:

@@ -13,21 +13,19 @@ from __future__ import annotations
 
 import posixpath
 import shlex
-import signal
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-from swe_aci.agent.exits import INTERRUPTED, SUBMITTED, Interrupted
-from swe_aci.agent.loop import EpisodeResult, StepRecord
-from swe_aci.agent.trajectory import write_predictions
+from swe_aci.agent.episode_files import EpisodeFiles
+from swe_aci.agent.exits import SUBMITTED
+from swe_aci.agent.loop import EpisodeResult
 from swe_aci.env.base import Environment
 from swe_aci.models.base import ModelStats
 from swe_aci.pipeline.choose import related_tests
 from swe_aci.pipeline.config import AttemptsStrategy
-from swe_aci.pipeline.record import StageRecorder
+from swe_aci.pipeline.record import OnStep, StagedEpisode
 from swe_aci.pipeline.sandbox import Sandbox
 from swe_aci.rag.documents import BaseTree, patched_files
 
@@ -68,49 +66,25 @@ def changed_lines(patch: str) -> tuple[str, ...]:
     )
 
 
-class Attempts:
+class Attempts(StagedEpisode):
+    label = "attempts"
+    strategy: AttemptsStrategy
+
     def __init__(
         self,
         strategy: AttemptsStrategy,
         run_attempt: RunAttempt,
         make_environment: Callable[[], Environment],
-        *,
-        output_dir: Path,
-        instance_id: str,
-        backend: str,
+        files: EpisodeFiles,
         model_name: str,
-        on_step: Callable[[StepRecord], None] | None = None,
+        on_step: OnStep | None = None,
     ) -> None:
-        self.strategy = strategy
+        super().__init__(strategy, files, model_name, ModelStats(), on_step)
         self.run_attempt = run_attempt
         self.make_environment = make_environment
-        self.instance_id = instance_id
-        self.backend = backend
-        self.model_name = model_name
-        self.directory = Path(output_dir) / instance_id
-        self.stats = ModelStats()
-        self.record = StageRecorder(self.directory, instance_id, model_name, self.stats, on_step)
 
-    def run(self, problem_statement: str) -> EpisodeResult:
-        header = {
-            "environment": self.backend,
-            "instance_id": self.instance_id,
-            "problem_statement": problem_statement,
-            "config": {"strategy": self.strategy.model_dump(mode="json")},
-        }
-        self.record.start(header)
-        try:
-            status, submission = self._choose(self._attempts())
-        except KeyboardInterrupt as interrupt:
-            signum = interrupt.signum if isinstance(interrupt, Interrupted) else signal.SIGINT
-            self.record.info.update(
-                exit_status=INTERRUPTED, exit_signal=signal.Signals(signum).name
-            )
-            raise
-        finally:
-            self.record.finish()
-        write_predictions(self.directory, self.instance_id, self.model_name, submission)
-        return EpisodeResult(status, submission, self.stats, self.record.path)
+    def _stages(self) -> tuple[str, str]:
+        return self._choose(self._attempts())
 
     def _attempts(self) -> list[EpisodeResult]:
         budget = self.strategy.time_budget
@@ -141,7 +115,7 @@ class Attempts:
         candidates = list(submissions.values())
         if not candidates:
             status = results[-1].exit_status if results else "exit_time_limit"
-            return self._end(status, "no attempt submitted a patch", "", [])
+            return self._end_choice(status, "no attempt submitted a patch", "", [])
         if len(candidates) > 1:
             self._validate(candidates)
         chosen = max(candidates, key=Submission.key)
@@ -150,7 +124,7 @@ class Attempts:
             "" if chosen.regressions is None else f"; {chosen.regressions} existing tests regress"
         )
         summary = f"chose the patch of {chosen.describe()}: {agree}{tested}"
-        return self._end(SUBMITTED, summary, chosen.patch, candidates, chosen)
+        return self._end_choice(SUBMITTED, summary, chosen.patch, candidates, chosen)
 
     def _validate(self, candidates: list[Submission]) -> None:
         environment = self.make_environment()
@@ -182,7 +156,7 @@ class Attempts:
         finally:
             environment.close()
 
-    def _end(
+    def _end_choice(
         self,
         status: str,
         summary: str,
@@ -190,12 +164,11 @@ class Attempts:
         candidates: list[Submission],
         chosen: Submission | None = None,
     ) -> tuple[str, str]:
-        self.record.info.update(exit_status=status, submission=submission, choice=summary)
+        self.info["choice"] = summary
         details: dict[str, Any] = {"candidates": [c.describe() for c in candidates]}
         if chosen is not None:
             details["chosen"] = candidates.index(chosen) + 1
-        self.record.step("choose", summary, f"attempts: {summary}", details)
-        return status, submission
+        return self._end(status, summary, submission, details)
 
 
 def apply(environment: Environment, patch: str, *, reverse: bool) -> bool:

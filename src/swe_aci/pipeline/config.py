@@ -8,18 +8,9 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-import jinja2
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, model_validator
 
-from swe_aci.configuration import template_problem
-
-JINJA = jinja2.Environment(
-    undefined=jinja2.StrictUndefined,
-    keep_trailing_newline=True,
-    trim_blocks=True,
-    lstrip_blocks=True,
-    autoescape=False,
-)
+from swe_aci.configuration import check_templates
 
 # The variables each pipeline template may use.
 TEMPLATE_VARIABLES: dict[str, frozenset[str]] = {
@@ -54,10 +45,7 @@ class PipelineTemplates(BaseModel):
 
     @model_validator(mode="after")
     def _templates_render(self) -> PipelineTemplates:
-        for name, allowed in TEMPLATE_VARIABLES.items():
-            problem = template_problem(f"strategy.templates.{name}", getattr(self, name), allowed)
-            if problem is not None:
-                raise ValueError(problem)
+        check_templates(self, "strategy.templates", TEMPLATE_VARIABLES)
         return self
 
 

@@ -1,6 +1,6 @@
-"""The trajectory of a staged episode (the pipeline, the attempts and their chooser): each stage
-a step in the agent loop's `.traj` layout, its prompt and reply in the history, its data under
-`pipeline`, passed to `on_step` as it ends (the progress a user sees)."""
+"""The frame of a staged episode (the pipeline, the attempts and their chooser) and its
+trajectory: each stage a step in the agent loop's `.traj` layout, its prompt and reply in the
+history, its data under `pipeline`, passed to `on_step` as it ends (the progress a user sees)."""
 
 from __future__ import annotations
 
@@ -9,22 +9,23 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from swe_aci.agent.loop import StepRecord
+from pydantic import BaseModel
+
+from swe_aci.agent.episode_files import EpisodeFiles, trajectory_info
+from swe_aci.agent.exits import INTERRUPTED, signal_name
+from swe_aci.agent.loop import EpisodeResult, StepRecord
 from swe_aci.agent.trajectory import TrajectoryWriter
 from swe_aci.models.base import Message, ModelReply, ModelStats
+
+OnStep = Callable[[StepRecord], None]
 
 
 class StageRecorder:
     def __init__(
-        self,
-        directory: Path,
-        instance_id: str,
-        model_name: str,
-        stats: ModelStats,
-        on_step: Callable[[StepRecord], None] | None,
+        self, path: Path, model_name: str, stats: ModelStats, on_step: OnStep | None
     ) -> None:
-        self.path = directory / f"{instance_id}.traj"
-        self.writer = TrajectoryWriter(self.path)
+        self.path = path
+        self.writer = TrajectoryWriter(path)
         self.model_name = model_name
         self.stats = stats
         self.on_step = on_step
@@ -69,11 +70,56 @@ class StageRecorder:
             self.on_step(step)
 
     def snapshot(self) -> dict[str, Any]:
-        return {
-            "exit_status": None,
-            "submission": None,
-            **self.info,
-            "model_stats": self.stats.to_dict(),
-            "model_name": self.model_name,
-            "elapsed_time": round(time.monotonic() - self.started, 3),
-        }
+        return trajectory_info(self.info, self.stats, self.model_name, self.started)
+
+
+class StagedEpisode:
+    """What the pipeline and the attempts share: the instance's files, the trajectory (its
+    header names the strategy), an interrupt recorded as the exit, the predictions and the
+    result. A subclass runs its stages in `_stages` and ends them with `_end`."""
+
+    label = ""  # the choice step's observation starts with it
+    strategy: BaseModel  # the `strategy:` section the header records
+
+    def __init__(
+        self,
+        strategy: BaseModel,
+        files: EpisodeFiles,
+        model_name: str,
+        stats: ModelStats,
+        on_step: OnStep | None,
+    ) -> None:
+        self.files = files
+        self.model_name = model_name
+        self.stats = stats
+        self.record = StageRecorder(self.files.trajectory_path, model_name, stats, on_step)
+        self.info = self.record.info
+        self.strategy = strategy
+
+    def run(self, problem_statement: str) -> EpisodeResult:
+        self.problem = problem_statement
+        config = {"strategy": self.strategy.model_dump(mode="json")}
+        self.record.start(self.files.header(problem_statement, config))
+        status, submission = "exit_error", ""
+        try:
+            status, submission = self._stages()
+        except KeyboardInterrupt as interrupt:
+            self.info.update(exit_status=INTERRUPTED, exit_signal=signal_name(interrupt))
+            raise
+        finally:
+            self.record.finish()
+        self.files.write_predictions(self.model_name, submission)
+        return EpisodeResult.from_info(
+            status, submission, self.stats, self.files.trajectory_path, self.info
+        )
+
+    def _stages(self) -> tuple[str, str]:
+        """The stages; (exit status, submission)."""
+        raise NotImplementedError
+
+    def _end(
+        self, status: str, summary: str, submission: str, details: dict[str, Any] | None = None
+    ) -> tuple[str, str]:
+        self.info.update(exit_status=status, submission=submission)
+        self.record.step("choose", summary, f"{self.label}: {summary}", details or {})
+        return status, submission

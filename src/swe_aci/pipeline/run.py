@@ -9,27 +9,17 @@ repository's files at the base commit.
 
 from __future__ import annotations
 
-import signal
 import time
-from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from swe_aci.aci.lint import Linter
-from swe_aci.agent.exits import (
-    ESCAPING_ERRORS,
-    EXIT_REASONS,
-    INTERRUPTED,
-    SUBMITTED,
-    Interrupted,
-    exit_for,
-)
-from swe_aci.agent.loop import EpisodeResult, StepRecord
-from swe_aci.agent.trajectory import write_predictions
+from swe_aci.agent.episode_files import EpisodeFiles
+from swe_aci.agent.exits import ESCAPING_ERRORS, EXIT_REASONS, SUBMITTED, exit_for
+from swe_aci.configuration import jinja
 from swe_aci.env.base import Environment
 from swe_aci.models.base import ModelReply
 from swe_aci.pipeline.choose import Group, best, documents_of, group_edits, reason, related_tests
-from swe_aci.pipeline.config import JINJA, PipelineStrategy
+from swe_aci.pipeline.config import PipelineStrategy
 from swe_aci.pipeline.localize import (
     candidate_locations,
     choice_grammar,
@@ -39,7 +29,7 @@ from swe_aci.pipeline.localize import (
     skeleton,
 )
 from swe_aci.pipeline.models import ModelPool
-from swe_aci.pipeline.record import StageRecorder
+from swe_aci.pipeline.record import OnStep, StagedEpisode
 from swe_aci.pipeline.repair import Dropped, Edit, code_blocks, make_edit
 from swe_aci.pipeline.sandbox import REPRODUCTION_FILE, Sandbox, fails_as_reproduction
 from swe_aci.pipeline.skeleton import Location, context_lines, module_name
@@ -50,63 +40,29 @@ class OutOfTime(Exception):
     """The time budget is spent: the stages still to come are skipped."""
 
 
-class Pipeline:
+class Pipeline(StagedEpisode):
+    label = "pipeline"
+    strategy: PipelineStrategy
+
     def __init__(
         self,
         strategy: PipelineStrategy,
         models: ModelPool,
         environment: Environment,
         linter: Linter | None,
-        *,
-        output_dir: Path,
-        instance_id: str,
-        backend: str,
-        on_step: Callable[[StepRecord], None] | None = None,
+        files: EpisodeFiles,
+        on_step: OnStep | None = None,
     ) -> None:
-        self.strategy = strategy
+        super().__init__(strategy, files, models.name, models.stats, on_step)
         self.models = models
         self.env = environment
         self.sandbox = Sandbox(
             environment, strategy.validation.test_command, strategy.validation.timeout
         )
         self.linter = linter
-        self.instance_id = instance_id
-        self.backend = backend
-        self.directory = Path(output_dir) / instance_id
-        self.trajectory_path = self.directory / f"{instance_id}.traj"
-        self.record = StageRecorder(self.directory, instance_id, models.name, models.stats, on_step)
-        self.info = self.record.info
         self._groups: list[Group] = []
 
     # -- the episode -------------------------------------------------------------------------
-
-    def run(self, problem_statement: str) -> EpisodeResult:
-        self.problem = problem_statement
-        header = {
-            "environment": self.backend,
-            "instance_id": self.instance_id,
-            "problem_statement": problem_statement,
-            "config": {"strategy": self.strategy.model_dump(mode="json")},
-        }
-        self.record.start(header)
-        status, submission = "exit_error", ""
-        try:
-            status, submission = self._stages()
-        except KeyboardInterrupt as interrupt:
-            signum = interrupt.signum if isinstance(interrupt, Interrupted) else signal.SIGINT
-            self.info.update(exit_status=INTERRUPTED, exit_signal=signal.Signals(signum).name)
-            raise
-        finally:
-            self.record.finish()
-        write_predictions(self.directory, self.instance_id, self.models.name, submission)
-        return EpisodeResult(
-            status,
-            submission,
-            self.models.stats,
-            self.trajectory_path,
-            error=self.info.get("error"),
-            error_trace=self.info.get("traceback"),
-        )
 
     def _stages(self) -> tuple[str, str]:
         tree: dict[str, str] = {}
@@ -127,10 +83,7 @@ class Pipeline:
             raise
         except Exception as error:  # recorded as the exit, like the agent loop's
             end = exit_for(error)
-            if end.error:
-                self.info["error"] = end.error
-            if end.trace:
-                self.info["traceback"] = end.trace
+            end.record(self.info)
             return self._end(end.status, f"Exit due to {EXIT_REASONS[end.status]}", "")
         finally:
             self.sandbox.remove_reproduction()
@@ -156,7 +109,7 @@ class Pipeline:
             candidates = [chosen, *(c for c in candidates if c is not chosen)]
             details["chosen"] = chosen.label
             why = "the issue names one candidate" if named else "one candidate function"
-            self._step("localize", why, f"chosen: {chosen.label}", details)
+            self.record.step("localize", why, f"chosen: {chosen.label}", details)
             return candidates
         self._check_time()
         names = choice_names(candidates)
@@ -177,7 +130,7 @@ class Pipeline:
             else "no name in the reply: BM25's first"
         )
         details["chosen"] = candidates[0].label
-        self._step("localize", note, f"chosen: {candidates[0].label}", details, reply, prompt)
+        self.record.step("localize", note, f"chosen: {candidates[0].label}", details, reply, prompt)
         return candidates
 
     def _repair(self, tree: dict[str, str], candidates: list[Location]) -> list[Group]:
@@ -214,7 +167,7 @@ class Pipeline:
             try:
                 edit = make_edit(text, location, reply.content, self.linter)
             except Dropped as dropped:
-                self._step(
+                self.record.step(
                     action,
                     "sample dropped",
                     f"dropped: {dropped}",
@@ -226,7 +179,7 @@ class Pipeline:
             self._groups = group_edits([*edits, (number, location, edit)], tree)
             edits.append((number, location, edit))
             observation = f"candidate: {edit.changed_lines} lines replace lines {location.start}-{location.end}"
-            self._step(action, "sample kept", observation, {"kept": True}, reply, prompt)
+            self.record.step(action, "sample kept", observation, {"kept": True}, reply, prompt)
         return edits
 
     def _reproduce(self, location: Location) -> bool:
@@ -251,7 +204,7 @@ class Pipeline:
                 (block for block in code_blocks(reply.content) if "def test" in block), None
             )
             if test is None:
-                self._step(
+                self.record.step(
                     action, "no test in the reply", "dropped: no test function", {}, reply, prompt
                 )
                 continue
@@ -259,7 +212,7 @@ class Pipeline:
             run = self.sandbox.run_reproduction()
             problem = fails_as_reproduction(run)
             observation = f"at the base: {problem or 'fails, as the issue says'}\n{run.tail()}"
-            self._step(
+            self.record.step(
                 action,
                 "reproduction test",
                 observation,
@@ -283,7 +236,7 @@ class Pipeline:
             self._check_time()
             base = self.sandbox.run_tests(files)
             base_passed = None if base.timed_out else base.passed
-            self._step(
+            self.record.step(
                 "tests at the base",
                 "existing tests",
                 f"{len(base.passed)} pass of {len(base.statuses)} ({', '.join(files)})",
@@ -304,7 +257,7 @@ class Pipeline:
                 group.reproduced = bool(reproduction) and reproduction <= run.passed
             if base_passed is not None:
                 group.regressions = len(base_passed - run.passed)
-            self._step(
+            self.record.step(
                 f"validate {number}/{len(groups)}",
                 "candidate tested",
                 group.describe(),
@@ -328,14 +281,7 @@ class Pipeline:
         }
         return self._end(status, summary, submission, details)
 
-    # -- recording ---------------------------------------------------------------------------
-
-    def _end(
-        self, status: str, summary: str, submission: str, details: dict[str, Any] | None = None
-    ) -> tuple[str, str]:
-        self.info.update(exit_status=status, submission=submission)
-        self._step("choose", summary, f"pipeline: {summary}", details or {})
-        return status, submission
+    # -- helpers -----------------------------------------------------------------------------
 
     def _check_time(self) -> None:
         budget = self.strategy.time_budget
@@ -343,20 +289,9 @@ class Pipeline:
             raise OutOfTime
 
     def _render(self, template: str, **variables: Any) -> str:
-        return JINJA.from_string(getattr(self.strategy.templates, template)).render(**variables)
+        return jinja().from_string(getattr(self.strategy.templates, template)).render(**variables)
 
     def _ask(self, model: Any, prompt: str) -> ModelReply:
         reply = model.query([{"role": "user", "content": prompt}])
         self.models.stats.add(reply)
         return reply
-
-    def _step(
-        self,
-        action: str,
-        thought: str,
-        observation: str,
-        details: dict[str, Any],
-        reply: ModelReply | None = None,
-        prompt: str | None = None,
-    ) -> None:
-        self.record.step(action, thought, observation, details, reply, prompt)

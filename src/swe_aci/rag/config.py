@@ -7,28 +7,19 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-import jinja2
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
 
 from swe_aci.configuration import (
     ConfigError,
     builtin_config_dir,
+    check_templates,
     describe_validation_error,
     load_validated,
-    template_problem,
 )
 from swe_aci.env.config import EnvConfig
 from swe_aci.models.config import ModelConfig
 
 Retrieval = Literal["bm25", "oracle"]
-
-JINJA = jinja2.Environment(
-    undefined=jinja2.StrictUndefined,
-    keep_trailing_newline=True,
-    trim_blocks=True,
-    lstrip_blocks=True,
-    autoescape=False,
-)
 
 # The variables each template may use.
 TEMPLATE_VARIABLES: dict[str, frozenset[str]] = {
@@ -63,10 +54,7 @@ class RagTemplates(BaseModel):
 
     @model_validator(mode="after")
     def _templates_render(self) -> RagTemplates:
-        for name, allowed in TEMPLATE_VARIABLES.items():
-            problem = template_problem(f"templates.{name}", getattr(self, name), allowed)
-            if problem is not None:
-                raise ValueError(problem)
+        check_templates(self, "templates", TEMPLATE_VARIABLES)
         return self
 
 

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from swe_aci.configuration import jinja
 from swe_aci.models.base import Message, estimate_tokens
-from swe_aci.rag.config import JINJA, RagConfig
+from swe_aci.rag.config import RagConfig
 from swe_aci.rag.documents import Document
 
 
@@ -30,16 +31,20 @@ def numbered(text: str) -> str:
 
 
 def file_block(config: RagConfig, document: Document) -> str:
-    return JINJA.from_string(config.templates.file).render(
-        path=document.path, text=document.text, numbered=numbered(document.text)
+    return (
+        jinja()
+        .from_string(config.templates.file)
+        .render(path=document.path, text=document.text, numbered=numbered(document.text))
     )
 
 
 def render_messages(config: RagConfig, problem_statement: str, blocks: list[str]) -> list[Message]:
-    user = JINJA.from_string(config.templates.user).render(
-        problem_statement=problem_statement, files=blocks, retrieval=config.retrieval
+    user = (
+        jinja()
+        .from_string(config.templates.user)
+        .render(problem_statement=problem_statement, files=blocks, retrieval=config.retrieval)
     )
-    system = JINJA.from_string(config.templates.system).render()
+    system = jinja().from_string(config.templates.system).render()
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
 
