@@ -135,3 +135,30 @@ def test_a_slow_reply_cannot_overrun_the_wall_time(
     assert elapsed < 20  # the command, far below the 30 s the reply would take
     assert len(fake_server.requests) == 2  # no retry past the deadline
     assert "the episode ended on the time limit (exit_time_limit)" in result.stdout
+
+
+def test_a_slow_reply_cannot_overrun_the_pipelines_time_budget(
+    fake_server: FakeModelServer, make_repo: Callable[..., Path], tmp_path: Path
+) -> None:
+    """The pipeline's model calls get the budget's time left as their timeout: a repair reply
+    that takes 30 s ends a 2-second pipeline on its time limit, with no candidate and no patch."""
+    repo = make_repo({"calc.py": "def add(a, b):\n    return a - b\n"})
+    slow = openai_completion("```python\ndef add(a, b):\n    return a + b\n```")
+    slow.delay = 30.0
+    fake_server.push(slow)
+    started = time.monotonic()
+    result = cli(
+        "run", "--repo", repo, "--issue", "add(1, 2) returns -1 instead of 3.",
+        "--config", "pipeline", "--model", "openai/fake-model", "--env", "local",
+        "--instance-id", "one", "--output-dir", tmp_path,
+        "--set", f"model.base_url={fake_server.openai_url}", "--set", "model.api_key=test-key",
+        "--set", "model.timeout=120", "--set", "strategy.time_budget=2",
+    )  # fmt: skip
+    elapsed = time.monotonic() - started
+    trajectory = json.loads((tmp_path / "one" / "one.traj").read_text())
+    assert trajectory["info"]["exit_status"].endswith("exit_time_limit"), result.output
+    assert trajectory["info"]["submission"] == ""
+    assert elapsed < 20  # far below the 30 s the reply would take
+    assert len(fake_server.requests) == 1  # no retry past the deadline
+    repair_latency = [step["model_latency"] for step in trajectory["trajectory"]]
+    assert max(repair_latency) <= 3, repair_latency

@@ -31,6 +31,7 @@ class StageRecorder:
         self.on_step = on_step
         self.info: dict[str, Any] = {}
         self.started = self.last_step = time.monotonic()
+        self.model_latency = 0.0  # seconds in model calls since the last step
 
     def start(self, header: dict[str, Any]) -> None:
         self.writer.start(header, [], self.snapshot())
@@ -62,9 +63,11 @@ class StageRecorder:
             input_tokens=reply.input_tokens if reply else 0,
             output_tokens=reply.output_tokens if reply else 0,
             cached_tokens=reply.cached_tokens if reply else 0,
+            model_latency=round(self.model_latency, 3),
             query=query,
         )
         self.last_step = time.monotonic()
+        self.model_latency = 0.0
         self.writer.append(messages, {**vars(step), "pipeline": details}, self.snapshot())
         if self.on_step is not None:
             self.on_step(step)

@@ -17,7 +17,7 @@ from swe_aci.agent.episode_files import EpisodeFiles
 from swe_aci.agent.exits import ESCAPING_ERRORS, EXIT_REASONS, SUBMITTED, exit_for
 from swe_aci.configuration import jinja
 from swe_aci.env.base import Environment
-from swe_aci.models.base import ModelReply
+from swe_aci.models.base import ModelError, ModelReply
 from swe_aci.pipeline.choose import Group, best, documents_of, group_edits, reason, related_tests
 from swe_aci.pipeline.config import PipelineStrategy
 from swe_aci.pipeline.localize import (
@@ -283,15 +283,36 @@ class Pipeline(StagedEpisode):
 
     # -- helpers -----------------------------------------------------------------------------
 
-    def _check_time(self) -> None:
+    def _time_left(self) -> float | None:
+        """Seconds of `time_budget` left (0.0 when it is used up); None without a budget."""
         budget = self.strategy.time_budget
-        if budget and time.monotonic() - self.record.started >= budget:
+        if not budget:
+            return None
+        return max(0.0, budget - (time.monotonic() - self.record.started))
+
+    def _check_time(self) -> None:
+        if self._time_left() == 0.0:
             raise OutOfTime
 
     def _render(self, template: str, **variables: Any) -> str:
         return jinja().from_string(getattr(self.strategy.templates, template)).render(**variables)
 
     def _ask(self, model: Any, prompt: str) -> ModelReply:
-        reply = model.query([{"role": "user", "content": prompt}])
+        """One model call, given the budget's time left as its timeout: a slow reply (a loaded
+        machine) ends the pipeline on its time limit with the candidates so far, not past it."""
+        left = self._time_left()
+        if left == 0.0:
+            raise OutOfTime
+        started = time.monotonic()
+        try:
+            reply = model.query([{"role": "user", "content": prompt}], timeout=left)
+        except ESCAPING_ERRORS:
+            raise
+        except ModelError:
+            if self._time_left() == 0.0:
+                raise OutOfTime from None
+            raise
+        finally:
+            self.record.model_latency += time.monotonic() - started
         self.models.stats.add(reply)
         return reply
