@@ -118,6 +118,7 @@ def test_the_pipeline_chooses_the_fix_the_reproduction_test_passes(
         "validate 2/2",
         "choose",
     ]
+    assert result.steps == len(shown)  # what `batch` prints and results.json records
     trajectory = load_trajectory(tmp_path / "out/wordcount/wordcount.traj")
     steps = {step["action"]: step for step in trajectory["trajectory"]}
     assert (

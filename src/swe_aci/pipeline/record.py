@@ -32,6 +32,7 @@ class StageRecorder:
         self.info: dict[str, Any] = {}
         self.started = self.last_step = time.monotonic()
         self.model_latency = 0.0  # seconds in model calls since the last step
+        self.steps = 0  # stages recorded: the episode's steps
 
     def start(self, header: dict[str, Any]) -> None:
         self.writer.start(header, [], self.snapshot())
@@ -68,6 +69,7 @@ class StageRecorder:
         )
         self.last_step = time.monotonic()
         self.model_latency = 0.0
+        self.steps += 1
         self.writer.append(messages, {**vars(step), "pipeline": details}, self.snapshot())
         if self.on_step is not None:
             self.on_step(step)
@@ -113,7 +115,12 @@ class StagedEpisode:
             self.record.finish()
         self.files.write_predictions(self.model_name, submission)
         return EpisodeResult.from_info(
-            status, submission, self.stats, self.files.trajectory_path, self.info
+            status,
+            submission,
+            self.stats,
+            self.files.trajectory_path,
+            self.info,
+            steps=self.record.steps,
         )
 
     def _stages(self) -> tuple[str, str]:
