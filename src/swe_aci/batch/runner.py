@@ -6,15 +6,20 @@ environment. Without `--ray-address` a local Ray instance is started; to outgrow
 a cluster (`ray start --head` on one machine, `ray start --address=HEAD:6379` on the others) and
 pass `--ray-address HEAD:6379` (or `ray://HEAD:10001` from outside the cluster). Every node needs
 swe-aci and its sandbox (bwrap, or docker with swe-aci/base:bookworm), and the output directory
-must be on a filesystem all nodes share: workers write the trajectories there.
+must be on a filesystem all nodes share: workers write the trajectories there. The local Ray
+instance binds 127.0.0.1 only; a cluster on one machine bound so (`RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0`
+in every Ray process's environment, this command's included) is tested with two nodes, one killed
+mid-run (tests/test_batch_ray_cluster.py).
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import queue
 import random
 import signal
+import sys
 import threading
 import time
 from collections import Counter
@@ -197,6 +202,8 @@ class BatchRunner:
             self._drain(POLL_SECONDS)
 
     def _run_ray(self) -> None:
+        if self.options.ray_address is None:
+            bind_local_ray_to_loopback()
         import ray
 
         if not ray.is_initialized():
@@ -356,6 +363,17 @@ def run_on_ray_worker(
     if evaluation_timeout is None:
         return result
     return evaluate_result(task, result, config, output_dir, evaluation_timeout, cache_dir)
+
+
+LOOPBACK_ONLY = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"  # "0": Ray's node address is 127.0.0.1
+
+
+def bind_local_ray_to_loopback() -> None:
+    """The Ray instance a batch starts for itself serves this machine only: every Ray server binds
+    127.0.0.1 (on Linux Ray otherwise uses the interface address). Ray reads the variable when it
+    is imported, so this must run first; a user's setting, or a `RAY_ADDRESS` to join, wins."""
+    if "ray" not in sys.modules and not os.environ.get("RAY_ADDRESS"):
+        os.environ.setdefault(LOOPBACK_ONLY, "0")
 
 
 def ray_get(ref: Any, default: Any, timeout: float = 10.0) -> Any:
