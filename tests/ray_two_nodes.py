@@ -1,4 +1,4 @@
-"""Two Ray nodes on this machine, every server bound to 127.0.0.1, for tests/test_batch_ray_cluster.py.
+"""Two Ray nodes on this machine, every server bound to 127.0.0.1 (tests/test_batch_ray_cluster.py).
 
 Run as `RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0 python3 ray_two_nodes.py TEMP_DIR`: without that
 variable Ray replaces 127.0.0.1 by the machine's interface address, for `ray start` and

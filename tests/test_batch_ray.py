@@ -1,5 +1,6 @@
-"""The Ray executor on a local Ray cluster (`ray.init(num_cpus=2)`, bound to 127.0.0.1): results arrive at the driver,
-which writes them; a task whose worker dies is retried once, then recorded as an error."""
+"""The Ray executor on a local Ray cluster (`ray.init(num_cpus=2)`, bound to 127.0.0.1): results
+arrive at the driver, which writes them; a task whose worker dies is retried once, then recorded as
+an error."""
 
 from __future__ import annotations
 

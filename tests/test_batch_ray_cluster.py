@@ -1,8 +1,8 @@
 """The Ray executor on a real two-node cluster on this machine (two raylets, every Ray server bound
 to 127.0.0.1, started by ray_two_nodes.py), driven as a user drives it: `swe-aci batch
 --ray-address` in a process of its own. The batch spreads over both nodes; one node is killed
-mid-run; every instance still ends exactly once, and no socket of the cluster or of the batch
-leaves 127.0.0.1."""
+mid-run; every instance still ends exactly once, the step board (on the driver's node) survives,
+and no socket of the cluster or of the batch leaves 127.0.0.1."""
 
 from __future__ import annotations
 
@@ -237,6 +237,11 @@ def test_a_batch_over_two_nodes_survives_losing_one(
         # both nodes run an instance at once (one CPU each, one CPU a task)
         on_both = wait_for(lambda: task_pids(raylet_a) and task_pids(raylet_b), 240)
         assert on_both, "the batch never ran on both nodes"
+        boards = {
+            name: [pid for pid in descendants(raylet) if title(pid).startswith("ray::StepBoard")]
+            for name, raylet in (("node_a", raylet_a), ("node_b", raylet_b))
+        }
+        assert len(boards["node_a"]) == 1 and not boards["node_b"], boards  # the driver's node
         everything = descendants(two_nodes["helper"], batch.pid)
         two_nodes["seen"].update(everything)
         table = sockets(everything)
@@ -248,6 +253,7 @@ def test_a_batch_over_two_nodes_survives_losing_one(
         node_b = descendants(raylet_b)
         two_nodes["seen"].update(node_b)
         kill_all(node_b)
+        assert alive(boards["node_a"][0])
         output, _ = batch.communicate(timeout=400)
     finally:
         if batch.poll() is None:
