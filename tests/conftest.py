@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+
+# Every Ray instance the tests start serves this machine only: its servers bind 127.0.0.1 (Ray
+# reads this when it is first imported; without it, on Linux, the interface address).
+os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
 
 GIT = ["git", "-c", "user.name=test", "-c", "user.email=test@localhost"]
 

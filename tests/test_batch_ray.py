@@ -1,5 +1,6 @@
-"""The Ray executor on a local Ray cluster (`ray.init(num_cpus=2)`): results arrive at the driver,
-which writes them; a task whose worker dies is retried once, then recorded as an error."""
+"""The Ray executor on a local Ray cluster (`ray.init(num_cpus=2)`, bound to 127.0.0.1): results
+arrive at the driver, which writes them; a task whose worker dies is retried once, then recorded as
+an error."""
 
 from __future__ import annotations
 
@@ -27,7 +28,11 @@ KILL_WORKER = "DISCUSSION\nOops.\n```\nkill -9 $PPID\n```\n"
 
 @pytest.fixture(scope="module")
 def local_cluster() -> Iterator[None]:
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    context = ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    # bound to 127.0.0.1 only (tests/conftest.py), never the machine's interface address
+    assert context.address_info["node_ip_address"] == "127.0.0.1"
+    assert context.address_info["gcs_address"].startswith("127.0.0.1:")
+    assert {node["NodeManagerAddress"] for node in ray.nodes()} == {"127.0.0.1"}
     yield
     ray.shutdown()
 

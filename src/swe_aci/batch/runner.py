@@ -6,15 +6,20 @@ environment. Without `--ray-address` a local Ray instance is started; to outgrow
 a cluster (`ray start --head` on one machine, `ray start --address=HEAD:6379` on the others) and
 pass `--ray-address HEAD:6379` (or `ray://HEAD:10001` from outside the cluster). Every node needs
 swe-aci and its sandbox (bwrap, or docker with swe-aci/base:bookworm), and the output directory
-must be on a filesystem all nodes share: workers write the trajectories there.
+must be on a filesystem all nodes share: workers write the trajectories there. The local Ray
+instance binds 127.0.0.1 only. A cluster on one machine can be bound so too, with
+`RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0` in the environment of every Ray process and of this one;
+tests/test_batch_ray_cluster.py runs a batch on two such nodes and kills one mid-run.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import queue
 import random
 import signal
+import sys
 import threading
 import time
 from collections import Counter
@@ -197,12 +202,14 @@ class BatchRunner:
             self._drain(POLL_SECONDS)
 
     def _run_ray(self) -> None:
+        if self.options.ray_address is None:
+            bind_local_ray_to_loopback()
         import ray
 
         if not ray.is_initialized():
             ray.init(address=self.options.ray_address, log_to_driver=False)
         remote = ray.remote(max_retries=1, num_cpus=1)(run_on_ray_worker)
-        board = ray.remote(num_cpus=0)(StepBoard).remote()
+        board = ray.remote(num_cpus=0, scheduling_strategy=driver_node(ray))(StepBoard).remote()
         self._on_stop = lambda: board.request_stop.remote()
         if self._stopping:
             board.request_stop.remote()
@@ -356,6 +363,29 @@ def run_on_ray_worker(
     if evaluation_timeout is None:
         return result
     return evaluate_result(task, result, config, output_dir, evaluation_timeout, cache_dir)
+
+
+LOOPBACK_ONLY = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"  # "0": Ray's node address is 127.0.0.1
+
+
+def bind_local_ray_to_loopback() -> None:
+    """The Ray instance a batch starts for itself serves this machine only: every Ray server binds
+    127.0.0.1 (on Linux Ray otherwise uses the interface address). Ray reads the variable when it
+    is imported, so this must run first; a user's setting, or a `RAY_ADDRESS` to join, wins."""
+    if "ray" not in sys.modules and not os.environ.get("RAY_ADDRESS"):
+        os.environ.setdefault(LOOPBACK_ONLY, "0")
+
+
+def driver_node(ray: Any) -> Any:
+    """The step board's place: the driver's node, which the batch cannot outlive anyway (on another
+    node it would die with that node, and the display and the stop requests with it)."""
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+    try:
+        node_id = ray.get_runtime_context().get_node_id()
+    except Exception:  # a Ray client (ray://) may not know its node: Ray's default place
+        return "DEFAULT"
+    return NodeAffinitySchedulingStrategy(node_id=node_id, soft=False)
 
 
 def ray_get(ref: Any, default: Any, timeout: float = 10.0) -> Any:

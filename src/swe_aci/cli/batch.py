@@ -77,9 +77,9 @@ def batch_command(
         if executor not in ("threads", "ray"):
             fail(f"unknown --executor {executor!r}: threads or ray")
         if executor == "ray":
-            try:
-                import ray  # noqa: F401
-            except ImportError:
+            from importlib.util import find_spec
+
+            if find_spec("ray") is None:  # not imported here: the runner sets Ray up first
                 fail("the ray executor needs Ray: pip install 'swe-aci[ray]'")
         task_set = load_selection(instances, filter, slice, shuffle, seed)
         episode_config = build_config(
