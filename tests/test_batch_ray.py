@@ -28,7 +28,7 @@ KILL_WORKER = "DISCUSSION\nOops.\n```\nkill -9 $PPID\n```\n"
 
 @pytest.fixture(scope="module")
 def local_cluster() -> Iterator[None]:
-    context = ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    context = ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
     # bound to 127.0.0.1 only (tests/conftest.py), never the machine's interface address
     assert context.address_info["node_ip_address"] == "127.0.0.1"
     assert context.address_info["gcs_address"].startswith("127.0.0.1:")

@@ -178,9 +178,16 @@ def batch_command(task_file: Path, out: Path, *options: str) -> list[str]:
     return command
 
 
-def test_the_local_ray_of_a_batch_binds_loopback_only(tmp_path: Path) -> None:
+def test_the_local_ray_of_a_batch_binds_loopback_only(
+    two_nodes: dict[str, Any], tmp_path: Path
+) -> None:
     """Without --ray-address the batch starts Ray itself, bound to 127.0.0.1 (on Linux Ray would
-    take the interface address); the variable is not set for it here."""
+    take the interface address; the variable is not set for it here), and never joins the other
+    cluster running on this machine (the two nodes), which a plain `ray.init()` would."""
+    other_raylets = [
+        next(pid for pid in node["pids"] if "raylet" in title(pid))
+        for node in two_nodes["nodes"].values()
+    ]
     task_file = generated_task_file(tmp_path, 2)
     env = {**os.environ, "PYTHONPATH": SRC, "NO_COLOR": "1"}
     env.pop("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", None)
@@ -198,6 +205,7 @@ def test_the_local_ray_of_a_batch_binds_loopback_only(tmp_path: Path) -> None:
         running = wait_for(lambda: task_pids(batch.pid), 240)
         seen |= descendants(batch.pid)
         assert running, "no instance ever ran"
+        assert not [pid for raylet in other_raylets for pid in task_pids(raylet)]
         table = sockets(seen)
         assert any(state == "LISTEN" for state, _, _ in table)
         assert not off_loopback(table), f"sockets off 127.0.0.1: {off_loopback(table)}"

@@ -2,7 +2,8 @@
 arrives (the only writer of the output files), and stops cleanly on Ctrl-C or a cost limit.
 
 On Ray each instance is one task (retried once if its worker dies), which builds or finds its own
-environment. Without `--ray-address` a local Ray instance is started; to outgrow one machine, start
+environment. Without `--ray-address` a new local Ray instance is started (never one some other
+program runs here; `RAY_ADDRESS` in the environment joins a cluster); to outgrow one machine, start
 a cluster (`ray start --head` on one machine, `ray start --address=HEAD:6379` on the others) and
 pass `--ray-address HEAD:6379` (or `ray://HEAD:10001` from outside the cluster). Every node needs
 swe-aci and its sandbox (bwrap, or docker with swe-aci/base:bookworm), and the output directory
@@ -207,7 +208,12 @@ class BatchRunner:
         import ray
 
         if not ray.is_initialized():
-            ray.init(address=self.options.ray_address, log_to_driver=False)
+            address = self.options.ray_address
+            if address is None and not os.environ.get("RAY_ADDRESS"):
+                # A new instance of our own, never a cluster another program runs on this machine
+                # (which Ray would otherwise join, from /tmp/ray/ray_current_cluster).
+                address = "local"
+            ray.init(address=address, log_to_driver=False)
         remote = ray.remote(max_retries=1, num_cpus=1)(run_on_ray_worker)
         board = ray.remote(num_cpus=0, scheduling_strategy=driver_node(ray))(StepBoard).remote()
         self._on_stop = lambda: board.request_stop.remote()
