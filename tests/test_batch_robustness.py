@@ -25,6 +25,7 @@ from batch_helpers import (
     scripted_overrides,
     write_rows,
 )
+from process_helpers import alive, wait_for
 from swe_aci.cli import app
 from swe_aci.records import LOCK_FILE, OutputLock
 
@@ -57,24 +58,6 @@ def start(command: list[str]) -> subprocess.Popen[str]:
         text=True,
         start_new_session=True,  # kill -9 takes the whole process group, as a crash would
     )
-
-
-def alive(pid: int) -> bool:
-    """Running (a zombie waiting for its parent counts as gone)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat[stat.rfind(")") + 2] not in "ZX"
-
-
-def wait_for(predicate, seconds: float) -> bool:  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.1)
-    return False
 
 
 def results(out: Path) -> dict[str, dict[str, object]]:
