@@ -228,10 +228,16 @@ def test_a_batch_over_two_nodes_survives_losing_one(
         # both nodes run an instance at once (one CPU each, one CPU a task)
         on_both = wait_for(lambda: task_pids(raylet_a) and task_pids(raylet_b), 240)
         assert on_both, "the batch never ran on both nodes"
-        boards = {
-            name: [pid for pid in descendants(raylet) if title(pid).startswith("ray::StepBoard")]
-            for name, raylet in (("node_a", raylet_a), ("node_b", raylet_b))
-        }
+
+        def find_boards() -> dict[str, list[int]]:
+            return {
+                name: [p for p in descendants(raylet) if title(p).startswith("ray::StepBoard")]
+                for name, raylet in (("node_a", raylet_a), ("node_b", raylet_b))
+            }
+
+        # the board's worker takes its title once the actor is up, which may come after the tasks
+        wait_for(lambda: any(find_boards().values()), 60)
+        boards = find_boards()
         assert len(boards["node_a"]) == 1 and not boards["node_b"], boards  # the driver's node
         everything = descendants(two_nodes["helper"], batch.pid)
         two_nodes["seen"].update(everything)

@@ -59,15 +59,18 @@ def test_the_pipeline_with_the_local_model_records_every_stage(tmp_path: Path) -
         "--set", "strategy.time_budget=0", "--output-dir", str(tmp_path),
     ]  # fmt: skip
     finished = subprocess.run(command, capture_output=True, text=True, timeout=1700)
-    assert finished.returncode == 0, finished.stderr[-2000:]
+    # a patch, or none: the 0.5B model may give back every function unchanged (not what is tested)
+    assert finished.returncode in (0, 3), finished.stderr[-2000:]
     trajectory = load_trajectory(tmp_path / "small__pager" / "small__pager.traj")
     actions = [step["action"] for step in trajectory["trajectory"]]
     stages = [action.split()[0] for action in actions]
     assert stages[0] == "localize" and stages[-1] == "choose", actions
-    assert stages.count("repair") == 3, actions
+    # three samples per function tried (the function, then the next candidates)
+    assert stages.count("repair") >= 3 and stages.count("repair") % 3 == 0, actions
     for step in trajectory["trajectory"]:
         if step["action"].split()[0] in ("repair", "reproduce"):
             assert step["query"] and step["response"] and step["output_tokens"] > 0
+            assert step["model_latency"] > 0
     assert "exit_error" not in trajectory["info"]["exit_status"], trajectory["info"]
     if trajectory["info"]["exit_status"] == "submitted":
         assert trajectory["info"]["choice"].startswith("chose the edit of pager/")
