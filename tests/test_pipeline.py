@@ -13,10 +13,11 @@ import pytest
 from conftest import commit_tree
 from swe_aci.aci.config import DEFAULT_LINT_SELECT
 from swe_aci.aci.lint import Linter
+from swe_aci.agent.loop import EpisodeResult
 from swe_aci.agent.trajectory import load_trajectory
 from swe_aci.analysis.stats import read_run
 from swe_aci.env.config import Workspace
-from swe_aci.episode import load_config, run_episode
+from swe_aci.episode import EpisodeConfig, load_config, run_episode
 from swe_aci.evaluate.parsers import TestStatus
 from swe_aci.pipeline.localize import candidate_locations, choice_grammar, chosen_index
 from swe_aci.pipeline.repair import Dropped, make_edit
@@ -145,33 +146,31 @@ def test_the_pipeline_chooses_the_fix_the_reproduction_test_passes(
     assert stats[0].submitted and stats[0].api_calls == 7
 
 
-def test_a_spent_time_budget_ends_the_pipeline_cleanly(tmp_path: Path) -> None:
+def run_on_wordcount(config: EpisodeConfig, tmp_path: Path) -> EpisodeResult:
+    """The pipeline of `config` on the wordcount repository, as instance `w` under out/."""
     repo = wordcount_repo(tmp_path / "repo")
-    config = pipeline_config(SCRIPT, "local", "strategy.time_budget=0.000001")
-    result = run_episode(
+    return run_episode(
         config,
         Workspace(config.env, str(repo)),
         ISSUE,
         instance_id="w",
         output_dir=tmp_path / "out",
     )
+
+
+def test_a_spent_time_budget_ends_the_pipeline_cleanly(tmp_path: Path) -> None:
+    config = pipeline_config(SCRIPT, "local", "strategy.time_budget=0.000001")
+    result = run_on_wordcount(config, tmp_path)
     assert result.exit_status == "exit_time_limit" and result.submission == ""
     trajectory = load_trajectory(tmp_path / "out/w/w.traj")
     assert trajectory["trajectory"][-1]["action"] == "choose"
 
 
 def test_no_usable_repair_ends_with_a_format_exit_and_no_patch(tmp_path: Path) -> None:
-    repo = wordcount_repo(tmp_path / "repo")
     script = ["top_words", "no code here", UNDEFINED, "```python\ndef other():\n    pass\n```",
               "still nothing", "nothing", "nothing"]  # fmt: skip
     config = pipeline_config(script, "local", "strategy.repair.temperatures=[0, 0, 0]")
-    result = run_episode(
-        config,
-        Workspace(config.env, str(repo)),
-        ISSUE,
-        instance_id="w",
-        output_dir=tmp_path / "out",
-    )
+    result = run_on_wordcount(config, tmp_path)
     assert result.exit_status == "exit_format" and result.submission == ""
     reasons = [s["observation"] for s in load_trajectory(tmp_path / "out/w/w.traj")["trajectory"]]
     assert any("no parsable function named top_words" in reason for reason in reasons)

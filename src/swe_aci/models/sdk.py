@@ -5,6 +5,7 @@ retried as malformed."""
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from typing import Any
 
 from swe_aci.models.base import Message, ModelReply, ToolSpec
@@ -12,7 +13,7 @@ from swe_aci.models.config import APIConfig
 from swe_aci.models.retry import RetryableError, call_within
 
 
-class SDKModel:
+class SDKModel(ABC):
     name: str
     config: APIConfig
     # the errors `parse` raises on a response of an unexpected shape
@@ -43,13 +44,14 @@ class SDKModel:
         except self.malformed as error:
             raise RetryableError(f"malformed response: {error!r}") from error
 
+    @abstractmethod
     def request(self, messages: list[Message], tools: list[ToolSpec] | None) -> dict[str, Any]:
         """The keyword arguments of the SDK's call for this conversation."""
-        raise NotImplementedError
 
+    @abstractmethod
     def create(self, request: dict[str, Any]) -> Any:
         """The SDK's call; its errors raised as ours (`classify_sdk_error`)."""
-        raise NotImplementedError
 
+    @abstractmethod
     def parse(self, response: Any, messages: list[Message]) -> ModelReply:
-        raise NotImplementedError
+        """Our reply from the SDK's response (its usage included)."""

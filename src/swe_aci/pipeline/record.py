@@ -5,6 +5,7 @@ history, its data under `pipeline`, passed to `on_step` as it ends (the progress
 from __future__ import annotations
 
 import time
+from abc import ABC, abstractmethod
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -78,7 +79,7 @@ class StageRecorder:
         return trajectory_info(self.info, self.stats, self.model_name, self.started)
 
 
-class StagedEpisode:
+class StagedEpisode(ABC):
     """What the pipeline and the attempts share: the instance's files, the trajectory (its
     header names the strategy), an interrupt recorded as the exit, the predictions and the
     result. A subclass runs its stages in `_stages` and ends them with `_end`."""
@@ -123,9 +124,9 @@ class StagedEpisode:
             steps=self.record.steps,
         )
 
+    @abstractmethod
     def _stages(self) -> tuple[str, str]:
         """The stages; (exit status, submission)."""
-        raise NotImplementedError
 
     def _end(
         self, status: str, summary: str, submission: str, details: dict[str, Any] | None = None
