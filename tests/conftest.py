@@ -36,6 +36,15 @@ def commit_tree(root: Path, files: dict[str, str | bytes], message: str = "init"
 
 
 @pytest.fixture
+def work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An empty current directory, so outputs written by mistake would show up here."""
+    directory = tmp_path / "work"
+    directory.mkdir()
+    monkeypatch.chdir(directory)
+    return directory
+
+
+@pytest.fixture
 def make_repo(tmp_path: Path) -> Callable[..., Path]:
     """Factory: make_repo({"a.py": "x = 1\\n"}, name="repo") -> path of a committed git repo."""
 

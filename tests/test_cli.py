@@ -52,15 +52,6 @@ def assert_one_line_error(result: Result, fragment: str, code: int = 2) -> None:
 
 
 @pytest.fixture
-def work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """An empty current directory, so outputs written by mistake would show up here."""
-    directory = tmp_path / "work"
-    directory.mkdir()
-    monkeypatch.chdir(directory)
-    return directory
-
-
-@pytest.fixture
 def repo(make_repo: Callable[..., Path]) -> Path:
     return make_repo({"hello.py": "print('hello')\n", "README.md": "# hello\n"}, name="hello")
 

@@ -24,14 +24,6 @@ def scripted(*replies: str) -> list[str]:
 
 
 @pytest.fixture
-def work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    directory = tmp_path / "work"
-    directory.mkdir()
-    monkeypatch.chdir(directory)
-    return directory
-
-
-@pytest.fixture
 def repo(make_repo: Callable[..., Path]) -> Path:
     return make_repo({"hello.py": "print('hello')\n"}, name="hello")
 

@@ -78,13 +78,11 @@ def upstream(fake_github, make_repo: Callable[..., Path]):
 
 
 @pytest.fixture
-def work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    directory = tmp_path / "work"
-    directory.mkdir()
-    monkeypatch.chdir(directory)
+def work(work: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """conftest's empty current directory, with no GitHub settings from the environment."""
     monkeypatch.delenv("GITHUB_TOKEN", raising=False)
     monkeypatch.delenv("GITHUB_API_URL", raising=False)
-    return directory
+    return work
 
 
 def test_issue_to_pull_request(fake_github, upstream, work, tmp_path, monkeypatch) -> None:
