@@ -28,10 +28,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from swe_aci.agent.trajectory import TrajectoryWriter
 from swe_aci.inspector.runs import discover
 from swe_aci.inspector.server import make_server
 from swe_aci.inspector.site import Site
+from swe_aci.trajectory.store import TrajectoryWriter
 
 PATCH = "diff --git a/a.py b/a.py\n--- a/a.py\n+++ b/a.py\n@@ -1 +1 @@\n-x = 1\n+x = 2\n"
 BIG = "big__instance-150"

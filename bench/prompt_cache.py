@@ -25,10 +25,10 @@ from pathlib import Path
 from typing import Any
 
 from swe_aci.agent.history import HistoryConfig, process_history
-from swe_aci.agent.trajectory import load_trajectory
 from swe_aci.models.base import Message
 from swe_aci.models.config import LocalConfig
 from swe_aci.models.local import LocalModel
+from swe_aci.trajectory.store import load_trajectory
 
 MODES = {
     "normal": HistoryConfig(n=5, collapse_every=1),

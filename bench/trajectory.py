@@ -24,10 +24,11 @@ import time
 from pathlib import Path
 
 from swe_aci.aci import ACI
-from swe_aci.agent.loop import Agent, StepRecord
+from swe_aci.agent.loop import Agent
 from swe_aci.env.config import EnvConfig
 from swe_aci.env.local import LocalEnvironment
 from swe_aci.models.scripted import ScriptedModel
+from swe_aci.trajectory.result import StepRecord
 
 try:
     from swe_aci.episode import load_config

@@ -28,6 +28,7 @@ LAYERS: tuple[str, ...] = (
     "configuration",
     "env",
     "models",
+    "trajectory",
     "tasks",
     "aci",
     "agent",

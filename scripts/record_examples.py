@@ -21,10 +21,10 @@ from pathlib import Path
 import yaml
 
 from swe_aci.agent.demonstrations import demonstration_from
-from swe_aci.agent.trajectory import load_trajectory
 from swe_aci.cli.common import read_issue, resolved_repo
 from swe_aci.env.config import Workspace
 from swe_aci.episode import load_config, run_episode
+from swe_aci.trajectory.store import load_trajectory
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"

@@ -14,10 +14,10 @@ from pydantic import ValidationError
 from fixtures.aci.support import Session, run, sessions
 from swe_aci.aci import ACI, ACIConfig, ActionProblem, CheckedAction
 from swe_aci.agent.loop import Agent
-from swe_aci.agent.trajectory import load_trajectory
 from swe_aci.env.local import LocalEnvironment
 from swe_aci.episode import EpisodeConfig, load_config
 from swe_aci.models.scripted import ScriptedModel
+from swe_aci.trajectory.store import load_trajectory
 
 ABLATIONS = Path(__file__).resolve().parents[1] / "configs" / "ablations"
 UPDATED = "File updated. Please review the changes"

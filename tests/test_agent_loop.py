@@ -12,8 +12,7 @@ import pytest
 from inspector_helpers import request, serving
 from swe_aci.aci import ACI, ACIConfig, checking
 from swe_aci.agent.config import AgentConfig
-from swe_aci.agent.loop import Agent, EpisodeResult, StepRecord
-from swe_aci.agent.trajectory import TrajectoryError, load_trajectory
+from swe_aci.agent.loop import Agent
 from swe_aci.env.config import EnvConfig
 from swe_aci.env.local import LocalEnvironment
 from swe_aci.episode import load_config
@@ -29,6 +28,8 @@ from swe_aci.models.base import (
 from swe_aci.models.config import Price
 from swe_aci.models.pricing import Pricing
 from swe_aci.models.scripted import ScriptedModel
+from swe_aci.trajectory.result import EpisodeResult, StepRecord
+from swe_aci.trajectory.store import TrajectoryError, load_trajectory
 
 ISSUE = "add() subtracts instead of adding"
 CALC = "def add(a, b):\n    return a - b\n"
@@ -633,7 +634,7 @@ def test_max_steps_counts_executed_actions_only(session: Session) -> None:
 
 
 def test_progress_reports_each_turn_and_each_rejected_reply(session: Session) -> None:
-    from swe_aci.agent.progress import ReplyRejected, TurnStarted
+    from swe_aci.trajectory.progress import ReplyRejected, TurnStarted
 
     events: list[object] = []
     agent = Agent(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from swe_aci.agent.outcome import PatchKind, outcome_of
+from swe_aci.trajectory.outcome import PatchKind, outcome_of
 
 
 def new_file(path: str, *lines: str) -> str:

@@ -10,13 +10,14 @@ from pathlib import Path
 import pytest
 
 from swe_aci.aci import ACI
-from swe_aci.agent.loop import Agent, EpisodeResult
+from swe_aci.agent.loop import Agent
 from swe_aci.agent.review import added_files
-from swe_aci.agent.trajectory import load_trajectory
 from swe_aci.configuration import ConfigError
 from swe_aci.env.local import LocalEnvironment
 from swe_aci.episode import EpisodeConfig, load_config
 from swe_aci.models.scripted import ScriptedModel
+from swe_aci.trajectory.result import EpisodeResult
+from swe_aci.trajectory.store import load_trajectory
 
 CALC = "def add(a, b):\n    return a - b\n"
 TESTS = "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"

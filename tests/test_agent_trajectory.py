@@ -8,13 +8,13 @@ from pathlib import Path
 import pytest
 
 from swe_aci.agent.templates import demonstration_text
-from swe_aci.agent.trajectory import (
+from swe_aci.records import instance_id_from, is_valid_instance_id, write_json_atomic
+from swe_aci.trajectory.store import (
     TrajectoryError,
     load_trajectory,
     recorded_problem_statement,
     write_predictions,
 )
-from swe_aci.records import instance_id_from, is_valid_instance_id, write_json_atomic
 
 PAPER_ERA = {
     "environment": "swe_main",

@@ -192,7 +192,7 @@ def test_stats_command_bad_directories(tmp_path: Path) -> None:
 def test_a_killed_episode_is_read_from_its_journal(tmp_path: Path) -> None:
     """The journal a killed episode leaves (`<id>.traj.jsonl`), with a long observation stored
     once in the history, counts as an unfinished instance with its steps."""
-    from swe_aci.agent import trajectory
+    from swe_aci.trajectory import store as trajectory
 
     if not hasattr(trajectory, "TrajectoryWriter"):
         pytest.skip("this trajectory module writes no journal")

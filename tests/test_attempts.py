@@ -7,12 +7,12 @@ import json
 from pathlib import Path
 
 from conftest import commit_tree
-from swe_aci.agent.episode_files import EpisodeFiles
-from swe_aci.agent.trajectory import load_trajectory
 from swe_aci.env.config import EnvConfig, Workspace
 from swe_aci.env.factory import make_environment
 from swe_aci.episode import load_config, run_episode
 from swe_aci.pipeline.attempts import Attempts, changed_lines
+from swe_aci.trajectory.files import EpisodeFiles
+from swe_aci.trajectory.store import load_trajectory
 
 BUGGY = "def add(a, b):\n    return a - b\n\n\ndef double(a):\n    return add(a, a)\n"
 TESTS = "from calc import add, double\n\n\ndef test_double():\n    assert double(0) == 0\n"

@@ -19,11 +19,11 @@ import yaml
 from typer.testing import CliRunner, Result
 
 from batch_helpers import EDIT, SUBMIT, generated_task_file, scripted_overrides
-from swe_aci.agent.trajectory import load_trajectory
 from swe_aci.batch.outputs import BatchOutputs, InstanceResult, OutputsError
 from swe_aci.cli import app
 from swe_aci.evaluate.report import InstanceReport, load_instance
 from swe_aci.records import Prediction
+from swe_aci.trajectory.store import load_trajectory
 
 PLAIN = {"NO_COLOR": "1", "FORCE_COLOR": None, "TTY_COMPATIBLE": None, "COLUMNS": "200"}
 SRC = str(Path(__file__).resolve().parents[1] / "src")

@@ -17,9 +17,9 @@ import typer
 import yaml
 from typer.testing import CliRunner, Result
 
-from swe_aci.agent.trajectory import load_trajectory
 from swe_aci.cli import REGISTRY, app
 from swe_aci.configuration import builtin_config_dir
+from swe_aci.trajectory.store import load_trajectory
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from env_helpers import DOCKER_IMAGE, skip_unavailable
-from swe_aci.agent.trajectory import load_trajectory
+from swe_aci.trajectory.store import load_trajectory
 
 PLAIN = {"NO_COLOR": "1", "COLUMNS": "200"}
 

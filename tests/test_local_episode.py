@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from swe_aci.agent.trajectory import load_trajectory
+from swe_aci.trajectory.store import load_trajectory
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 SMALL_BUGS = Path(__file__).resolve().parent.parent / "datasets" / "small_bugs.jsonl"

@@ -13,8 +13,6 @@ import pytest
 from conftest import commit_tree
 from swe_aci.aci.config import DEFAULT_LINT_SELECT
 from swe_aci.aci.lint import Linter
-from swe_aci.agent.loop import EpisodeResult
-from swe_aci.agent.trajectory import load_trajectory
 from swe_aci.analysis.stats import read_run
 from swe_aci.env.config import Workspace
 from swe_aci.episode import EpisodeConfig, load_config, run_episode
@@ -24,6 +22,8 @@ from swe_aci.pipeline.repair import Dropped, make_edit
 from swe_aci.pipeline.sandbox import TestRun, fails_as_reproduction
 from swe_aci.pipeline.skeleton import locations, module_name
 from swe_aci.rag.documents import Document
+from swe_aci.trajectory.result import EpisodeResult
+from swe_aci.trajectory.store import load_trajectory
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 ISSUE = (EXAMPLES / "wordcount.issue.md").read_text()

@@ -15,8 +15,8 @@ from typer.testing import CliRunner, Result
 
 from conftest import commit_tree
 from env_helpers import BACKENDS, DOCKER_IMAGE, skip_unavailable
-from swe_aci.agent.trajectory import load_trajectory, recorded_problem_statement
 from swe_aci.cli import app
+from swe_aci.trajectory.store import load_trajectory, recorded_problem_statement
 
 ROOT = Path(__file__).resolve().parents[1]
 PAPER_ERA = ROOT / "tests" / "fixtures" / "paper_era" / "calc__calc-1.traj"

@@ -14,13 +14,13 @@ from swe_aci.aci import ACI
 from swe_aci.aci.commands import BY_NAME
 from swe_aci.agent.loop import Agent
 from swe_aci.agent.parsing import ToolCallsParser, reply_format
-from swe_aci.agent.trajectory import load_trajectory
 from swe_aci.configuration import ConfigError
 from swe_aci.env.local import LocalEnvironment
 from swe_aci.episode import load_config
 from swe_aci.models.base import ModelReply, ToolCall
 from swe_aci.models.factory import make_model
 from swe_aci.models.reply_format import FormatError
+from swe_aci.trajectory.store import load_trajectory
 
 pytest_plugins = ["fake_model_server"]
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 from typer.testing import CliRunner, Result
 
-from swe_aci.agent.trajectory import load_trajectory
 from swe_aci.cli import app
+from swe_aci.trajectory.store import load_trajectory
 
 SESSION = [
     "DISCUSSION\nLook at the file.\n```\nopen calc.py\n```\n",

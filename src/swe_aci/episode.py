@@ -16,11 +16,8 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from swe_aci.aci import ACIConfig
 from swe_aci.agent.config import AgentConfig
-from swe_aci.agent.episode_files import EpisodeFiles
-from swe_aci.agent.loop import Agent, EpisodeResult, StepRecord
-from swe_aci.agent.progress import OnProgress
+from swe_aci.agent.loop import Agent
 from swe_aci.agent.templates import load_demonstrations
-from swe_aci.agent.trajectory import TrajectoryError
 from swe_aci.configuration import ConfigError, load_validated, resolve_config_path
 from swe_aci.env.base import Environment
 from swe_aci.env.config import EnvConfig, Workspace
@@ -29,6 +26,10 @@ from swe_aci.github.config import GitHubConfig
 from swe_aci.models.config import LocalConfig, ModelConfig
 from swe_aci.pipeline.config import AgentStrategy, Strategy
 from swe_aci.records import check_instance_id, instance_id_from
+from swe_aci.trajectory.files import EpisodeFiles
+from swe_aci.trajectory.progress import OnProgress
+from swe_aci.trajectory.result import EpisodeResult, StepRecord
+from swe_aci.trajectory.store import TrajectoryError
 
 TEXT_EDITOR_COMMANDS = ("view", "create_file", "str_replace", "insert")
 

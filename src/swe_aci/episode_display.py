@@ -13,9 +13,9 @@ import time
 from rich.console import Console
 from rich.markup import escape
 
-from swe_aci.agent.loop import EpisodeResult, StepRecord
-from swe_aci.agent.outcome import Outcome, outcome_of
-from swe_aci.agent.progress import ProgressEvent, ReplyRejected, TurnStarted
+from swe_aci.trajectory.outcome import Outcome, outcome_of
+from swe_aci.trajectory.progress import ProgressEvent, ReplyRejected, TurnStarted
+from swe_aci.trajectory.result import EpisodeResult, StepRecord
 
 OBSERVATION_PREVIEW_LINES = 12
 REASON_CHARACTERS = 300

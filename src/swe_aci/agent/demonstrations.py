@@ -9,7 +9,7 @@ from typing import Any
 
 from swe_aci.aci.checking import ActionChecker, ActionProblem
 from swe_aci.aci.config import ACIConfig
-from swe_aci.agent.exits import EXIT_REASONS, SUBMITTED
+from swe_aci.trajectory.exits import EXIT_REASONS, SUBMITTED
 
 
 class DemonstrationError(Exception):

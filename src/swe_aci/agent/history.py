@@ -11,10 +11,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from swe_aci.models.base import Message, message_text
+from swe_aci.models.base import Message, message_text, wire_message
 
-# Keys a model backend needs; everything else in a stored message is bookkeeping.
-WIRE_KEYS = ("role", "content", "tool_calls", "tool_call_id", "cache_breakpoint")
 MAX_CACHE_BREAKPOINTS = 4  # Anthropic's limit per request, one of them on the instance message
 
 
@@ -63,11 +61,6 @@ def elided_positions(history: list[Message], config: HistoryConfig) -> set[int]:
     step = config.collapse_every
     last_elided = max(0, (len(counted) // step) * step - config.n)
     return set(counted[1:last_elided])
-
-
-def wire_message(message: Message) -> Message:
-    """The message without bookkeeping keys, as a backend receives it."""
-    return {key: message[key] for key in WIRE_KEYS if key in message}
 
 
 def process_history(

@@ -16,8 +16,15 @@ from typing import Any
 
 from swe_aci.aci import ACI, ActionProblem, CheckedAction
 from swe_aci.agent.config import AgentConfig
-from swe_aci.agent.episode_files import EpisodeFiles, trajectory_info
-from swe_aci.agent.exits import (
+from swe_aci.agent.history import process_history
+from swe_aci.agent.parsing import FormatError, ParsedAction, make_parser
+from swe_aci.agent.repeats import RepeatWatch
+from swe_aci.agent.review import review_observation
+from swe_aci.agent.templates import Templates, load_demonstrations, render_command_docs
+from swe_aci.env.base import Exclusion
+from swe_aci.models.base import Message, Model, ModelError, ModelReply, ModelStats
+from swe_aci.models.tools import assistant_message
+from swe_aci.trajectory.exits import (
     ESCAPING_ERRORS,
     EXIT_REASONS,
     INTERRUPTED,
@@ -26,68 +33,12 @@ from swe_aci.agent.exits import (
     exit_for,
     signal_name,
 )
-from swe_aci.agent.history import process_history
-from swe_aci.agent.parsing import FormatError, ParsedAction, make_parser
-from swe_aci.agent.progress import OnProgress, ReplyRejected, TurnStarted
-from swe_aci.agent.repeats import RepeatWatch
-from swe_aci.agent.review import review_observation
-from swe_aci.agent.templates import Templates, load_demonstrations, render_command_docs
-from swe_aci.agent.trajectory import TrajectoryWriter
-from swe_aci.env.base import Exclusion
-from swe_aci.models.base import Message, Model, ModelError, ModelReply, ModelStats
-from swe_aci.models.tools import assistant_message
+from swe_aci.trajectory.files import EpisodeFiles, trajectory_info
+from swe_aci.trajectory.progress import OnProgress, ReplyRejected, TurnStarted
+from swe_aci.trajectory.result import EpisodeResult, StepRecord
+from swe_aci.trajectory.store import TrajectoryWriter
 
 logger = logging.getLogger(__name__)
-
-
-@dataclass
-class StepRecord:
-    """One executed action (or the final exit), as stored in the trajectory."""
-
-    thought: str
-    action: str
-    observation: str
-    response: str
-    state: dict[str, Any]
-    execution_time: float
-    input_tokens: int
-    output_tokens: int
-    cached_tokens: int
-    query: list[Message]
-    model_latency: float = 0.0  # seconds spent in model calls for this step, requeries included
-    cost: float = 0.0  # of this step's model calls
-
-
-@dataclass
-class EpisodeResult:
-    exit_status: str
-    submission: str
-    stats: ModelStats
-    trajectory_path: Path
-    error: str | None = None
-    error_trace: str | None = None  # set when the episode ended on an unexpected error
-    steps: int = 0  # actions executed (the record of the exit is not one)
-
-    @classmethod
-    def from_info(
-        cls,
-        exit_status: str,
-        submission: str,
-        stats: ModelStats,
-        trajectory_path: Path,
-        info: dict[str, Any],
-        steps: int = 0,
-    ) -> EpisodeResult:
-        """The result of an episode whose trajectory's info holds its error, if any."""
-        return cls(
-            exit_status,
-            submission,
-            stats,
-            trajectory_path,
-            error=info.get("error"),
-            error_trace=info.get("traceback"),
-            steps=steps,
-        )
 
 
 @dataclass

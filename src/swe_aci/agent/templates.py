@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict
 
-from swe_aci.agent.trajectory import load_trajectory
 from swe_aci.configuration import jinja
 from swe_aci.models.base import message_text
+from swe_aci.trajectory.store import load_trajectory
 
 if TYPE_CHECKING:
     from swe_aci.aci import CommandDoc

@@ -18,9 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from swe_aci.aci.edits import editing_commands, is_edit, is_rejected_edit
-from swe_aci.agent.loop import EXIT_REASONS
-from swe_aci.agent.trajectory import TrajectoryError, load_trajectory
 from swe_aci.records import RESULTS_FILE
+from swe_aci.trajectory.exits import EXIT_REASONS
+from swe_aci.trajectory.store import TrajectoryError, load_trajectory
 
 UNFINISHED = "unfinished"
 JOURNAL_SUFFIX = ".jsonl"  # `<id>.traj.jsonl`: the journal of an episode still running or killed

@@ -9,12 +9,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 from swe_aci.aci.edits import editing_commands, is_edit, is_rejected_edit
-from swe_aci.agent.exits import EXIT_REASONS
-from swe_aci.agent.loop import StepRecord
 from swe_aci.batch.outputs import ENVIRONMENT_ERROR, EXCEPTION_ERROR, InstanceResult
 from swe_aci.env.base import SandboxError
 from swe_aci.episode import EpisodeConfig, run_episode
 from swe_aci.tasks import Task
+from swe_aci.trajectory.exits import EXIT_REASONS
+from swe_aci.trajectory.result import StepRecord
 
 logger = logging.getLogger("swe_aci.batch")
 

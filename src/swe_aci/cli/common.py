@@ -82,7 +82,6 @@ def fail(message: str, code: int = 2) -> NoReturn:
 
 def user_errors() -> tuple[type[Exception], ...]:
     """The exception types whose message is meant for the user."""
-    from swe_aci.agent.trajectory import TrajectoryError
     from swe_aci.configuration import ConfigError
     from swe_aci.env.base import SandboxError
     from swe_aci.episode import InstanceBusy
@@ -91,6 +90,7 @@ def user_errors() -> tuple[type[Exception], ...]:
     from swe_aci.recipes import RecipeError
     from swe_aci.records import InstanceIdError, OutputLockError
     from swe_aci.tasks import TaskFileError
+    from swe_aci.trajectory.store import TrajectoryError
 
     return (
         RecipeError,
@@ -128,7 +128,7 @@ def signals_interrupt() -> Iterator[None]:
     """SIGTERM and SIGHUP end the command as Ctrl-C does: they raise `Interrupted`, so the episode
     records its exit and the sandbox is torn down. Once one arrived, the others are ignored, so
     the teardown it started runs to its end."""
-    from swe_aci.agent.exits import Interrupted
+    from swe_aci.trajectory.exits import Interrupted
 
     def interrupt(signum: int, frame: object) -> None:
         for number in INTERRUPTING_SIGNALS:

@@ -28,9 +28,9 @@ def traj_to_demo_command(
             demonstration_from,
             demonstration_problems,
         )
-        from swe_aci.agent.trajectory import load_trajectory
         from swe_aci.episode import load_config
         from swe_aci.records import write_json_atomic
+        from swe_aci.trajectory.store import load_trajectory
 
         episode_config = load_config(config)
         try:

@@ -30,9 +30,9 @@ from swe_aci.cli.common import (
 )
 
 if TYPE_CHECKING:
-    from swe_aci.agent.loop import EpisodeResult
     from swe_aci.github.issue import IssueRef
     from swe_aci.github.workflow import IssueWorkspace
+    from swe_aci.trajectory.result import EpisodeResult
 
 TRAJECTORY_SAVED = "the trajectory so far was saved"
 OutputOption = Annotated[
@@ -280,11 +280,11 @@ def replay(
     """Re-execute the actions recorded in a trajectory and compare the resulting patch."""
 
     def body() -> None:
-        from swe_aci.agent.exits import INTERRUPTED
-        from swe_aci.agent.trajectory import load_trajectory, recorded_problem_statement
         from swe_aci.env.config import Workspace
         from swe_aci.episode import run_episode
         from swe_aci.episode_display import EpisodeDisplay
+        from swe_aci.trajectory.exits import INTERRUPTED
+        from swe_aci.trajectory.store import load_trajectory, recorded_problem_statement
 
         recorded = load_trajectory(trajectory)
         episode_config = build_config(

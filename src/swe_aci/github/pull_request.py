@@ -10,10 +10,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from swe_aci.agent.trajectory import load_trajectory
 from swe_aci.github.client import GitHubClient, GitHubError, GitHubNotFound
 from swe_aci.github.git import Git, commit_patch, push_branch
 from swe_aci.github.issue import Issue
+from swe_aci.trajectory.store import load_trajectory
 
 MAX_STEPS_SHOWN = 40
 MAX_ACTION_CHARS = 120

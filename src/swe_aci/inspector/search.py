@@ -6,8 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from swe_aci.agent.trajectory import TrajectoryError
 from swe_aci.inspector.text import visible
+from swe_aci.trajectory.store import TrajectoryError
 
 if TYPE_CHECKING:
     from swe_aci.inspector.runs import Run

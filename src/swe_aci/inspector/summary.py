@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import base64
 
-from swe_aci.agent.trajectory import TrajectoryError, load_trajectory
 from swe_aci.analysis.paper import paper_stats, summary_sections
 from swe_aci.analysis.stats import UNFINISHED, InstanceStats, trajectory_stats, with_result
 from swe_aci.inspector.runs import Run, read_results_safely
 from swe_aci.inspector.text import visible
+from swe_aci.trajectory.store import TrajectoryError, load_trajectory
 
 
 def run_records(run: Run) -> list[InstanceStats]:

@@ -14,17 +14,17 @@ from pathlib import Path
 from threading import Lock
 from typing import Any
 
-from swe_aci.agent.trajectory import (
+from swe_aci.inspector.runs import Run, read_json
+from swe_aci.inspector.text import DiffLine, diff_lines, preview, visible
+from swe_aci.models.base import message_text
+from swe_aci.records import REPORT_FILE
+from swe_aci.trajectory.store import (
     TrajectoryError,
     normalized_trajectory,
     parse_state,
     read_stored,
     recorded_problem_statement,
 )
-from swe_aci.inspector.runs import Run, read_json
-from swe_aci.inspector.text import DiffLine, diff_lines, preview, visible
-from swe_aci.models.base import message_text
-from swe_aci.records import REPORT_FILE
 
 TEST_LOG_FILE = "test_output.txt"
 TEST_LOG_TAIL = 200_000  # the end of a test log is where the failures are

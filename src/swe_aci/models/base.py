@@ -127,3 +127,12 @@ def message_text(message: Message) -> str:
     if isinstance(content, str):
         return content
     return "".join(part.get("text", "") for part in content if isinstance(part, dict))
+
+
+# Keys a model backend needs; everything else in a stored message is bookkeeping.
+WIRE_KEYS = ("role", "content", "tool_calls", "tool_call_id", "cache_breakpoint")
+
+
+def wire_message(message: Message) -> Message:
+    """The message without bookkeeping keys, as a backend receives it."""
+    return {key: message[key] for key in WIRE_KEYS if key in message}

@@ -18,9 +18,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from swe_aci.agent.episode_files import EpisodeFiles
-from swe_aci.agent.exits import SUBMITTED
-from swe_aci.agent.loop import EpisodeResult
 from swe_aci.env.base import Environment
 from swe_aci.models.base import ModelStats
 from swe_aci.pipeline.choose import related_tests
@@ -28,6 +25,9 @@ from swe_aci.pipeline.config import AttemptsStrategy
 from swe_aci.pipeline.record import OnStep, StagedEpisode
 from swe_aci.pipeline.sandbox import Sandbox
 from swe_aci.rag.documents import BaseTree, patched_files
+from swe_aci.trajectory.exits import SUBMITTED
+from swe_aci.trajectory.files import EpisodeFiles
+from swe_aci.trajectory.result import EpisodeResult
 
 PATCH_FILE = ".git/swe-aci-attempt.patch"
 # (attempt number, temperature, wall-time limit or 0) -> the attempt's result

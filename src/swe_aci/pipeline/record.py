@@ -12,11 +12,11 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from swe_aci.agent.episode_files import EpisodeFiles, trajectory_info
-from swe_aci.agent.exits import INTERRUPTED, signal_name
-from swe_aci.agent.loop import EpisodeResult, StepRecord
-from swe_aci.agent.trajectory import TrajectoryWriter
 from swe_aci.models.base import Message, ModelReply, ModelStats
+from swe_aci.trajectory.exits import INTERRUPTED, signal_name
+from swe_aci.trajectory.files import EpisodeFiles, trajectory_info
+from swe_aci.trajectory.result import EpisodeResult, StepRecord
+from swe_aci.trajectory.store import TrajectoryWriter
 
 OnStep = Callable[[StepRecord], None]
 

@@ -13,8 +13,6 @@ import time
 from typing import Any
 
 from swe_aci.aci.lint import Linter
-from swe_aci.agent.episode_files import EpisodeFiles
-from swe_aci.agent.exits import ESCAPING_ERRORS, EXIT_REASONS, SUBMITTED, exit_for
 from swe_aci.configuration import jinja
 from swe_aci.env.base import Environment
 from swe_aci.models.base import ModelError, ModelReply
@@ -34,6 +32,8 @@ from swe_aci.pipeline.repair import Dropped, Edit, code_blocks, make_edit
 from swe_aci.pipeline.sandbox import REPRODUCTION_FILE, Sandbox, fails_as_reproduction
 from swe_aci.pipeline.skeleton import Location, context_lines, module_name
 from swe_aci.rag.documents import BaseTree
+from swe_aci.trajectory.exits import ESCAPING_ERRORS, EXIT_REASONS, SUBMITTED, exit_for
+from swe_aci.trajectory.files import EpisodeFiles
 
 
 class OutOfTime(Exception):

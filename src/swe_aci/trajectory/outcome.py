@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from enum import Enum
 from pathlib import PurePosixPath
 
-from swe_aci.agent.exits import EXIT_REASONS, SUBMITTED
+from swe_aci.trajectory.exits import EXIT_REASONS, SUBMITTED
 
 FILE_HEADER = re.compile(r"^diff --git a/(.*) b/(.*)$")
 IMPORT = re.compile(r"^\s*(from|import)\s")

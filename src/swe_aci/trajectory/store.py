@@ -31,8 +31,7 @@ import re
 from pathlib import Path
 from typing import Any, TextIO
 
-from swe_aci.agent.history import wire_message
-from swe_aci.models.base import Message, message_text
+from swe_aci.models.base import Message, message_text, wire_message
 from swe_aci.records import (
     FILE_MODE,
     PATCH_SUFFIX,

@@ -8,9 +8,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from swe_aci.agent.trajectory import write_predictions
 from swe_aci.models.base import ModelStats
 from swe_aci.records import TRAJECTORY_SUFFIX
+from swe_aci.trajectory.store import write_predictions
 
 
 @dataclass(frozen=True)
