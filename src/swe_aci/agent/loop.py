@@ -1,8 +1,9 @@
 """The agent loop: query the model, parse its action, run it through the ACI, record, repeat.
 
-Every step is appended to the trajectory journal as it finishes (see `agent/trajectory.py`), so a
-run killed at any moment leaves the finished steps readable; the `.traj` is written at the end,
-also when the episode is interrupted (Ctrl-C, SIGTERM, SIGHUP: exit status `exit_interrupted`).
+The episode is recorded on the one frame every strategy shares (`trajectory/recorder.py`): every
+step is appended to the trajectory journal as it finishes, so a run killed at any moment leaves
+the finished steps readable; the `.traj` is written at the end, also when the episode is
+interrupted (Ctrl-C, SIGTERM, SIGHUP: exit status `exit_interrupted`).
 """
 
 from __future__ import annotations
@@ -31,41 +32,29 @@ from swe_aci.trajectory.exits import (
     SUBMITTED,
     EpisodeExit,
     exit_for,
-    signal_name,
 )
-from swe_aci.trajectory.files import EpisodeFiles, trajectory_info
+from swe_aci.trajectory.files import EpisodeFiles
 from swe_aci.trajectory.progress import OnProgress, ReplyRejected, TurnStarted
+from swe_aci.trajectory.recorder import EpisodeRecorder
 from swe_aci.trajectory.result import EpisodeResult, StepRecord
-from swe_aci.trajectory.store import TrajectoryWriter
 
 logger = logging.getLogger(__name__)
 
 
 @dataclass
-class _Usage:
-    """Tokens, model time and cost spent on the current step, requeries included."""
-
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cached_tokens: int = 0
-    model_latency: float = 0.0
-    cost: float = 0.0
-
-
-@dataclass
 class _Episode:
-    """The mutable record of one run."""
+    """The mutable state of one run; `record` is its frame (info, steps, usage, files)."""
 
     problem_statement: str
+    record: EpisodeRecorder
     history: list[Message] = field(default_factory=list)
-    steps: list[StepRecord] = field(default_factory=list)
-    info: dict[str, Any] = field(default_factory=dict)
-    started: float = field(default_factory=time.monotonic)
     state: dict[str, Any] = field(default_factory=dict)
-    last_query: list[Message] = field(default_factory=list)
-    usage: _Usage = field(default_factory=_Usage)
     placeholders: dict[int, str] = field(default_factory=dict)  # of elided history messages
-    executed: int = 0  # actions run (the steps list also holds the exit's record)
+    executed: int = 0  # actions run (the recorded steps also hold the exit's record)
+
+    @property
+    def info(self) -> dict[str, Any]:
+        return self.record.info
 
 
 class Agent:
@@ -92,7 +81,6 @@ class Agent:
         self.files = EpisodeFiles(output_dir, instance_id, environment)
         self.on_step = on_step
         self.on_progress = on_progress or (lambda _event: None)
-        self.writer = TrajectoryWriter(self.files.trajectory_path)
         self.docs = aci.command_docs()
         self.parser = make_parser(config.parser, self.docs, config.anthropic_text_editor)
         self.templates = Templates(config.templates)
@@ -105,26 +93,21 @@ class Agent:
         """Run until submission or an exit. Once the episode has started its trajectory is left
         however it ends; the predictions when it ended by itself. An interrupt (Ctrl-C, a
         termination signal) is recorded as the exit, then re-raised."""
-        episode = _Episode(problem_statement=problem_statement)
-        try:
+        record = EpisodeRecorder(self.files, self.model.name, self.stats, self.on_step)
+        episode = _Episode(problem_statement, record)
+
+        def body() -> tuple[str, str]:
             episode.state = self.aci.state()
             episode.history = self._initial_messages(problem_statement, episode.state)
-            self.writer.start(self._header(episode), episode.history, self._info(episode))
+            record.start(problem_statement, self._config(), episode.history)
             status, submission = self._loop(episode)
             episode.info.update(exit_status=status, submission=submission)
-        except KeyboardInterrupt as interrupt:
-            self._interrupted(episode, interrupt)
-            raise
-        finally:
-            self.writer.finish(self._info(episode))
-        self.files.write_predictions(self.model.name, submission)
-        return EpisodeResult.from_info(
-            status,
-            submission,
-            self.stats,
-            self.files.trajectory_path,
-            episode.info,
-            steps=episode.executed,
+            return status, submission
+
+        return record.run(
+            body,
+            on_interrupt=lambda name: self._interrupted(episode, name),
+            steps=lambda: episode.executed,
         )
 
     def _loop(self, episode: _Episode) -> tuple[str, str]:
@@ -133,7 +116,7 @@ class Agent:
         repeats = RepeatWatch(limits.repeats)
         try:
             while True:
-                episode.usage, episode.last_query = _Usage(), []
+                episode.record.discard_usage()
                 if limits.max_steps and episode.executed >= limits.max_steps:
                     raise EpisodeExit("exit_step_limit")
                 if self._time_left(episode) == 0.0:
@@ -147,15 +130,11 @@ class Agent:
         except Exception as error:  # every other failure ends the episode, recorded
             return self._exit(episode, exit_for(error))
 
-    def _header(self, episode: _Episode) -> dict[str, Any]:
-        config = {
+    def _config(self) -> dict[str, Any]:
+        return {
             "agent": self.config.model_dump(mode="json"),
             "aci": self.aci.config.model_dump(mode="json"),
         }
-        return self.files.header(episode.problem_statement, config)
-
-    def _info(self, episode: _Episode) -> dict[str, Any]:
-        return trajectory_info(episode.info, self.stats, self.model.name, episode.started)
 
     def _initial_messages(self, problem_statement: str, state: dict[str, Any]) -> list[Message]:
         render = self.templates.render
@@ -231,11 +210,10 @@ class Agent:
     def _query(self, episode: _Episode, messages: list[Message]) -> ModelReply:
         """One model call, given the wall time left as its timeout: a slow reply ends the
         episode on its time limit, not past it."""
-        episode.last_query = messages
+        episode.record.querying(messages)
         left = self._time_left(episode)
         if left == 0.0:
             raise EpisodeExit("exit_time_limit")
-        cost_before = self.stats.instance_cost
         started = time.monotonic()
         try:
             reply = self.model.query(messages, tools=self.parser.tools(), timeout=left)
@@ -245,12 +223,7 @@ class Agent:
             if self._time_left(episode) == 0.0:
                 raise EpisodeExit("exit_time_limit") from None
             raise
-        episode.usage.model_latency += time.monotonic() - started
-        self.stats.add(reply)
-        episode.usage.cost += self.stats.instance_cost - cost_before
-        episode.usage.input_tokens += reply.input_tokens
-        episode.usage.output_tokens += reply.output_tokens
-        episode.usage.cached_tokens += reply.cached_tokens
+        episode.record.replied(reply, time.monotonic() - started)
         limit = self.config.limits.per_instance_cost
         if limit and self.stats.instance_cost >= limit:
             raise EpisodeExit("exit_cost")  # the reply that crossed the limit is discarded
@@ -261,7 +234,7 @@ class Agent:
         wall_time = self.config.limits.wall_time
         if not wall_time:
             return None
-        return max(0.0, wall_time - (time.monotonic() - episode.started))
+        return max(0.0, wall_time - (time.monotonic() - episode.record.started))
 
     def _execute(
         self,
@@ -277,7 +250,7 @@ class Agent:
         observation = self.aci.execute(checked)
         if observation.done and self.config.review_on_submit and "review" not in episode.info:
             observation = review_observation(self.templates, self.aci, observation)
-            episode.info["review"] = {"step": len(episode.steps) + 1}
+            episode.info["review"] = {"step": episode.record.steps + 1}
         execution_time = time.monotonic() - started
         episode.executed += 1
         output, submission = observation.output, None
@@ -311,9 +284,15 @@ class Agent:
         else:
             observation_message = {"role": "user", "content": content}
         observation_message["message_type"] = "observation"
-        step = step_record(episode, parsed.thought, parsed.action, output, reply.content)
-        step.execution_time = round(execution_time, 3)
-        self._record(episode, step, [action_message, observation_message])
+        self._record(
+            episode,
+            parsed.thought,
+            parsed.action,
+            output,
+            reply.content,
+            [action_message, observation_message],
+            execution_time=execution_time,
+        )
         if verdict == "stop":
             raise EpisodeExit("exit_repeated")
         return submission
@@ -352,53 +331,39 @@ class Agent:
         thought = f"Exit due to {EXIT_REASONS[end.status]}"
         observation = "Exited (autosubmitted)" if submission.strip() else "Exited"
         response = end.response or thought
-        self._record(episode, step_record(episode, thought, end.status, observation, response))
+        self._record(episode, thought, end.status, observation, response)
         return status, submission
 
-    def _interrupted(self, episode: _Episode, interrupt: KeyboardInterrupt) -> None:
-        """Record Ctrl-C or a termination signal as the exit (no autosubmission: the sandbox is
-        about to be torn down, and taking a diff could take long)."""
-        name = signal_name(interrupt)
-        episode.info.update(exit_status=INTERRUPTED, exit_signal=name)
-        if self.writer.is_open:
-            thought = f"Exit due to {name}"
-            step = step_record(episode, thought, INTERRUPTED, "Interrupted", thought)
-            self._record(episode, step, notify=False)
+    def _interrupted(self, episode: _Episode, name: str) -> None:
+        """Record Ctrl-C or a termination signal (`name`) as the exit step (no autosubmission:
+        the sandbox is about to be torn down, and taking a diff could take long)."""
+        thought = f"Exit due to {name}"
+        self._record(episode, thought, INTERRUPTED, "Interrupted", thought, notify=False)
 
     def _record(
         self,
         episode: _Episode,
-        step: StepRecord,
+        thought: str,
+        action: str,
+        observation: str,
+        response: str,
         messages: Sequence[Message] = (),
         *,
+        execution_time: float = 0.0,
         notify: bool = True,
     ) -> None:
+        """One step of the current state, with the model calls (and query) of the step so far."""
         episode.history += messages
-        episode.steps.append(step)
-        episode.usage, episode.last_query = _Usage(), []
-        self.writer.append(list(messages), dict(vars(step)), self._info(episode))
-        if notify and self.on_step is not None:
-            self.on_step(step)
-
-
-def step_record(
-    episode: _Episode, thought: str, action: str, observation: str, response: str
-) -> StepRecord:
-    """A step of the current state, with the model calls (and query) of the step so far."""
-    return StepRecord(
-        thought=thought,
-        action=action,
-        observation=observation,
-        response=response,
-        state=dict(episode.state),
-        execution_time=0.0,
-        input_tokens=episode.usage.input_tokens,
-        output_tokens=episode.usage.output_tokens,
-        cached_tokens=episode.usage.cached_tokens,
-        query=episode.last_query,
-        model_latency=round(episode.usage.model_latency, 3),
-        cost=round(episode.usage.cost, 6),
-    )
+        episode.record.step(
+            action,
+            thought,
+            observation,
+            response=response,
+            state=episode.state,
+            execution_time=execution_time,
+            messages=messages,
+            notify=notify,
+        )
 
 
 def state_variables(state: dict[str, Any]) -> dict[str, str]:

@@ -313,6 +313,6 @@ class Pipeline(StagedEpisode):
                 raise OutOfTime from None
             raise
         finally:
-            self.record.model_latency += time.monotonic() - started
-        self.models.stats.add(reply)
+            self.record.waited(time.monotonic() - started)
+        self.record.replied(reply)
         return reply
