@@ -21,7 +21,7 @@ from swe_aci.pipeline.localize import candidate_locations, choice_grammar, chose
 from swe_aci.pipeline.repair import Dropped, make_edit
 from swe_aci.pipeline.sandbox import TestRun, fails_as_reproduction
 from swe_aci.pipeline.skeleton import locations, module_name
-from swe_aci.rag.documents import Document
+from swe_aci.retrieval.documents import Document
 from swe_aci.trajectory.result import EpisodeResult
 from swe_aci.trajectory.store import load_trajectory
 

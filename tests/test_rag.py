@@ -15,9 +15,9 @@ from swe_aci.env.base import Environment
 from swe_aci.env.config import EnvConfig, Workspace
 from swe_aci.env.factory import make_environment
 from swe_aci.models.base import estimate_tokens
-from swe_aci.rag.bm25 import RetrievalUnavailable, rank
+from swe_aci.retrieval.bm25 import RetrievalUnavailable, rank
 from swe_aci.rag.config import load_rag_config
-from swe_aci.rag.documents import (
+from swe_aci.retrieval.documents import (
     BaseTree,
     Document,
     is_test_path,

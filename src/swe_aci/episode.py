@@ -1,37 +1,69 @@
-"""One episode end to end: its config, sandbox, interface, model, agent loop. Shared by `run`,
-`replay` and the commands that run many episodes."""
+"""One episode end to end: its config, the registry of strategies (`strategy.type` -> the class
+that runs it), the instance's lock, and `run_episode`. Shared by `run`, `replay` and the commands
+that run many episodes."""
 
 from __future__ import annotations
 
 import contextlib
 import fcntl
 import hashlib
+import importlib
 import os
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, model_validator
 
 from swe_aci.aci import ACIConfig
 from swe_aci.agent.config import AgentConfig
-from swe_aci.agent.loop import Agent
 from swe_aci.agent.templates import load_demonstrations
 from swe_aci.configuration import ConfigError, load_validated, resolve_config_path
-from swe_aci.env.base import Environment
 from swe_aci.env.config import EnvConfig, Workspace
 from swe_aci.env.repo import repo_name
 from swe_aci.github.config import GitHubConfig
 from swe_aci.models.config import LocalConfig, ModelConfig
-from swe_aci.pipeline.config import AgentStrategy, Strategy
+from swe_aci.pipeline.config import AgentStrategy, AttemptsStrategy, PipelineStrategy
+from swe_aci.rag.config import RagStrategy
 from swe_aci.records import check_instance_id, instance_id_from
-from swe_aci.trajectory.files import EpisodeFiles
+from swe_aci.strategy import EpisodeRun, Strategy
 from swe_aci.trajectory.progress import OnProgress
 from swe_aci.trajectory.result import EpisodeResult, StepRecord
 from swe_aci.trajectory.store import TrajectoryError
 
 TEXT_EDITOR_COMMANDS = ("view", "create_file", "str_replace", "insert")
+
+# The class that runs each `strategy.type` (a `Strategy`), by dotted path: adding a strategy is
+# one line here and one in `StrategyConfig`, and no strategy imports another.
+STRATEGIES: dict[str, str] = {
+    "agent": "swe_aci.agent.strategy.AgentLoop",
+    "pipeline": "swe_aci.pipeline.strategy.PipelineStages",
+    "attempts": "swe_aci.pipeline.strategy.AttemptsOfTheLoop",
+    "rag": "swe_aci.rag.strategy.RetrievalBaseline",
+}
+
+
+def _strategy_type(section: Any) -> Any:
+    if isinstance(section, dict):
+        return section.get("type", "agent")
+    return getattr(section, "type", None)
+
+
+StrategyConfig = Annotated[
+    Annotated[AgentStrategy, Tag("agent")]
+    | Annotated[PipelineStrategy, Tag("pipeline")]
+    | Annotated[AttemptsStrategy, Tag("attempts")]
+    | Annotated[RagStrategy, Tag("rag")],
+    Discriminator(
+        _strategy_type,
+        custom_error_type="invalid_strategy",
+        custom_error_message="strategy.type must be agent, pipeline, attempts or rag",
+    ),
+]
+"""The `strategy:` section, a discriminated union on `type` (a config names one strategy and
+only that strategy's keys): `{type: agent}` (the default), `{type: pipeline, ...}`,
+`{type: attempts, ...}` or `{type: rag, ...}`."""
 
 
 class InstanceBusy(Exception):
@@ -49,8 +81,9 @@ class EpisodeConfig(BaseModel):
     model: ModelConfig = Field(default_factory=dict, validate_default=True)
     env: EnvConfig = Field(default_factory=EnvConfig)
     github: GitHubConfig = Field(default_factory=GitHubConfig)
-    strategy: Strategy = Field(
-        default_factory=AgentStrategy, description="the agent loop, the pipeline, or attempts"
+    strategy: StrategyConfig = Field(
+        default_factory=AgentStrategy,
+        description="the agent loop, the pipeline, attempts of the loop, or RAG",
     )
 
     @model_validator(mode="after")
@@ -156,147 +189,41 @@ def run_episode(
     output_dir: Path,
     on_step: Callable[[StepRecord], None] | None = None,
     on_progress: OnProgress | None = None,
+    gold_patch: str | None = None,
 ) -> EpisodeResult:
-    """Open the workspace's sandbox, run the agent on the issue, and tear the sandbox down however
-    the episode ends (errors, Ctrl-C, SIGTERM and SIGHUP included; SIGKILL cannot be handled).
+    """Run the episode's strategy on the issue in the workspace's sandbox, which is torn down
+    however the episode ends (errors, Ctrl-C, SIGTERM and SIGHUP included; SIGKILL cannot be
+    handled).
 
     The sandbox comes from `workspace` alone: `Workspace(config.env, repo, commit)` for a
-    repository, `recipes.task_workspace(task, config.env)` for a task row.
+    repository, `recipes.task_workspace(task, config.env)` for a task row. `gold_patch` is the
+    task row's, read only by a strategy that asks for it (RAG's oracle retrieval).
 
     The instance's output directory is locked for the whole episode (InstanceBusy if another
     run holds it); the episode's files replace those of any earlier run of the same instance.
     """
     check_instance_id(instance_id)
-    run = _Run(config, workspace, problem_statement, instance_id, output_dir, on_step, on_progress)
-    with instance_lock(output_dir / instance_id):
-        return RUNNERS[config.strategy.type](run)
-
-
-@dataclass(frozen=True)
-class _Run:
-    """One call of `run_episode`, handed to the runner of its strategy."""
-
-    config: EpisodeConfig
-    workspace: Workspace
-    problem_statement: str
-    instance_id: str
-    output_dir: Path
-    on_step: Callable[[StepRecord], None] | None
-    on_progress: OnProgress | None
-
-    @property
-    def backend(self) -> str:
-        from swe_aci.env.factory import resolve_backend
-
-        return resolve_backend(self.workspace.config)
-
-    @property
-    def files(self) -> EpisodeFiles:
-        return EpisodeFiles(self.output_dir, self.instance_id, self.backend)
-
-    @contextmanager
-    def sandbox(self) -> Iterator[tuple[Environment, contextlib.ExitStack]]:
-        """The opened sandbox, closed at the end, and the stack the runner adds its own cleanup
-        to (closed first). The sandbox opens before any model loads, so its errors (no image, a
-        bad commit) come first."""
-        from swe_aci.env.factory import make_environment
-
-        with contextlib.ExitStack() as cleanup:
-            environment = make_environment(self.workspace)
-            cleanup.callback(environment.close)
-            yield environment, cleanup
-
-
-def _run_agent(run: _Run) -> EpisodeResult:
-    """The agent loop: the model of `model:` drives the ACI turn by turn."""
-    from swe_aci.aci import ACI
-    from swe_aci.agent.parsing import reply_format
-    from swe_aci.models.factory import make_model
-
-    config = run.config
-    with run.sandbox() as (environment, cleanup):
-        model = make_model(config.model, reply_format(config.agent.parser))
-        if close_model := getattr(model, "close", None):
-            cleanup.callback(close_model)
-        agent = Agent(
-            config.agent,
-            model,
-            ACI(environment, config.aci),
-            output_dir=run.output_dir,
-            instance_id=run.instance_id,
-            environment=run.backend,
-            on_step=run.on_step,
-            on_progress=run.on_progress,
-        )
-        return agent.run(run.problem_statement)
-
-
-def _run_pipeline(run: _Run) -> EpisodeResult:
-    """The pipeline: the models of every sampling setting (the first loaded before any stage);
-    the ACI's lint guardrail on every edit."""
-    from swe_aci.aci.lint import Linter
-    from swe_aci.pipeline.models import ModelPool
-    from swe_aci.pipeline.run import Pipeline
-
-    config = run.config
-    with run.sandbox() as (environment, cleanup):
-        models = ModelPool(config.model)
-        cleanup.callback(models.close)
-        models.get(0.0)
-        pipeline = Pipeline(
-            config.strategy,
-            models,
-            environment,
-            Linter(config.aci.lint_select) if config.aci.lint else None,
-            run.files,
-            run.on_step,
-        )
-        return pipeline.run(run.problem_statement)
-
-
-def _run_attempts(run: _Run) -> EpisodeResult:
-    """Several attempts of the agent loop and a chooser: each attempt a whole agent-loop episode
-    (its own sandbox and files under `<id>/attempts/`); the chooser opens one more sandbox."""
-    from swe_aci.env.factory import make_environment
-    from swe_aci.pipeline.attempts import Attempts
-    from swe_aci.pipeline.models import variant
-
-    config = run.config
-    attempts_dir = run.output_dir / run.instance_id / "attempts"
-
-    def run_attempt(number: int, temperature: float, wall_time: float) -> EpisodeResult:
-        limits = config.agent.limits.model_copy(update={"wall_time": wall_time})
-        attempt = config.model_copy(
-            update={
-                "strategy": AgentStrategy(),
-                "model": variant(config.model, temperature, seed_offset=number),
-                "agent": config.agent.model_copy(update={"limits": limits}),
-            }
-        )
-        return run_episode(
-            attempt,
-            run.workspace,
-            run.problem_statement,
-            instance_id=f"{run.instance_id}.attempt{number}",
-            output_dir=attempts_dir,
-            on_step=run.on_step,
-        )
-
-    attempts = Attempts(
-        config.strategy,
-        run_attempt,
-        lambda: make_environment(run.workspace),
-        run.files,
-        config.model.name,
-        run.on_step,
+    run = EpisodeRun(
+        config,
+        workspace,
+        problem_statement,
+        instance_id,
+        output_dir,
+        run_strategy,
+        on_step,
+        on_progress,
+        gold_patch,
     )
-    return attempts.run(run.problem_statement)
+    with instance_lock(output_dir / instance_id):
+        return run_strategy(run)
 
 
-# The runner of each `strategy.type`, called under the instance's lock; `run.config.strategy`
-# is that type's section.
-RUNNERS: dict[str, Callable[[_Run], EpisodeResult]] = {
-    "agent": _run_agent,
-    "pipeline": _run_pipeline,
-    "attempts": _run_attempts,
-}
+def run_strategy(run: EpisodeRun) -> EpisodeResult:
+    """Run `run.config.strategy`'s strategy (no lock: the caller holds it)."""
+    return strategy_for(run.config.strategy.type).run(run)
+
+
+def strategy_for(name: str) -> Strategy:
+    """The strategy registered for `strategy.type` `name`."""
+    module, _, attribute = STRATEGIES[name].rpartition(".")
+    return getattr(importlib.import_module(module), attribute)()

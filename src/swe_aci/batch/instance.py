@@ -85,6 +85,7 @@ def run_instance(
             instance_id=instance_id,
             output_dir=output_dir,
             on_step=step_done,
+            gold_patch=task.patch,
         )
     except StopRequested:
         return ended(None, "interrupted")

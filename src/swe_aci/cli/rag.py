@@ -1,28 +1,18 @@
-"""`swe-aci rag`: the retrieval baseline over a task file."""
+"""`swe-aci rag`: a thin alias of `swe-aci batch --config baselines/rag` (the RAG strategy,
+`strategy.type: rag`), with the retrieval and the budget as flags."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
-from swe_aci.cli.common import (
-    EnvOption,
-    FilterOption,
-    SetOption,
-    SliceOption,
-    TaskSourceOption,
-    check_writable,
-    fail,
-    guarded,
-)
-
-if TYPE_CHECKING:
-    from swe_aci.rag.run import RagRecord
+from swe_aci.cli.common import EnvOption, FilterOption, SetOption, SliceOption, TaskSourceOption
 
 
 def rag_command(
+    context: typer.Context,
     instances: TaskSourceOption,
     model: Annotated[str, typer.Option(help="Model name, e.g. openai/gpt-4o.")],
     retrieval: Annotated[
@@ -31,12 +21,10 @@ def rag_command(
     context_tokens: Annotated[
         int | None, typer.Option(help="Prompt budget in tokens (SWE-bench: 13000, 27000, 50000).")
     ] = None,
-    output_dir: Annotated[Path, typer.Option(help="Where preds.json and records go.")] = Path(
-        "rag"
-    ),
+    output_dir: Annotated[Path, typer.Option(help="Where the batch's outputs go.")] = Path("rag"),
     config: Annotated[
         Path | None,
-        typer.Option(help="RAG config YAML (default: the built-in baselines/rag.yaml)."),
+        typer.Option(help="Episode config with strategy.type rag (default: baselines/rag)."),
     ] = None,
     env: EnvOption = None,
     filter: FilterOption = None,
@@ -44,62 +32,17 @@ def rag_command(
     set_: SetOption = None,
 ) -> None:
     """Ask a model once per task for a patch, given retrieved files (SWE-bench's RAG baseline)."""
-
-    def body() -> None:
-        from swe_aci.configuration import ConfigError
-        from swe_aci.rag.bm25 import RetrievalUnavailable, bm25s_module
-        from swe_aci.rag.config import load_rag_config
-        from swe_aci.rag.run import make_rag_model, run_rag
-        from swe_aci.records import PREDS_FILE
-        from swe_aci.tasks import TaskFileError, load_tasks
-
-        flags = {
-            "model.name": model,
-            "retrieval": retrieval,
-            "context_tokens": context_tokens,
-            "env.backend": env,
-        }
-        overrides = [*(set_ or []), *(f"{k}={v}" for k, v in flags.items() if v is not None)]
-        try:
-            rag_config = load_rag_config(config, overrides)
-            task_set = load_tasks(instances, filter=filter, slice=slice)
-            if rag_config.retrieval == "bm25":
-                bm25s_module()
-        except (ConfigError, TaskFileError, RetrievalUnavailable) as error:
-            fail(str(error))
-        for problem in task_set.problems:
-            typer.echo(f"skipped a bad row: {problem}", err=True)
-        if not task_set.tasks:
-            fail(f"no tasks to run in {instances}")
-        check_writable(output_dir)
-        costs: list[float] = []
-
-        def on_record(record: RagRecord) -> None:
-            costs.append(record.cost)
-            print_record(record)
-
-        predictions = run_rag(
-            task_set.tasks,
-            rag_config,
-            make_rag_model(rag_config),
-            output_dir,
-            on_record=on_record,
-        )
-        applied = sum(1 for prediction in predictions.values() if prediction.model_patch)
-        typer.echo(
-            f"{applied} of {len(predictions)} predictions hold a patch that applies "
-            f"(cost ${sum(costs):.4f}); predictions: {output_dir / PREDS_FILE}"
-        )
-
-    guarded(body)
-
-
-def print_record(record: RagRecord) -> None:
-    from rich.console import Console
-    from rich.markup import escape
-
-    outcome = record.status if record.reason is None else f"{record.status} ({record.reason})"
-    Console(highlight=False, soft_wrap=True).print(
-        f"[bold]{escape(record.instance_id)}[/]: {escape(outcome)}; "
-        f"{record.prompt_tokens} prompt tokens, {len(record.included)} files, ${record.cost:.4f}"
-    )
+    arguments = ["batch", "--instances", instances, "--model", model]
+    arguments += ["--config", str(config or "baselines/rag"), "--output-dir", str(output_dir)]
+    for flag, value in (("--env", env), ("--filter", filter), ("--slice", slice)):
+        if value is not None:
+            arguments += [flag, value]
+    settings = [*(set_ or [])]
+    if retrieval is not None:
+        settings.append(f"strategy.retrieval={retrieval}")
+    if context_tokens is not None:
+        settings.append(f"strategy.context_tokens={context_tokens}")
+    for setting in settings:
+        arguments += ["--set", setting]
+    root = context.find_root()
+    root.command.main(arguments, prog_name=root.info_name, standalone_mode=True)

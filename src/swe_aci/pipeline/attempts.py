@@ -24,7 +24,7 @@ from swe_aci.pipeline.choose import related_tests
 from swe_aci.pipeline.config import AttemptsStrategy
 from swe_aci.pipeline.record import OnStep, StagedEpisode
 from swe_aci.pipeline.sandbox import Sandbox
-from swe_aci.rag.documents import BaseTree, patched_files
+from swe_aci.retrieval.documents import BaseTree, patched_files
 from swe_aci.trajectory.exits import SUBMITTED
 from swe_aci.trajectory.files import EpisodeFiles
 from swe_aci.trajectory.result import EpisodeResult

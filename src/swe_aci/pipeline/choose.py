@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from swe_aci.pipeline.repair import Edit
 from swe_aci.pipeline.skeleton import Location
-from swe_aci.rag.documents import Document, is_test_path
+from swe_aci.retrieval.documents import Document, is_test_path
 
 
 @dataclass

@@ -1,14 +1,13 @@
-"""The `strategy:` section of an episode config: the agent loop (the default) or the pipeline.
-
-A discriminated union on `type`, so a config names one strategy and only that strategy's keys.
+"""The `strategy:` sections of the agent loop (the default), the pipeline and the attempts (the
+union of every strategy's section is `episode.py: StrategyConfig`).
 The pipeline's prompts are Jinja templates in the config, like the agent's.
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from swe_aci.configuration import check_templates
 
@@ -120,23 +119,3 @@ class AttemptsStrategy(BaseModel):
         0.0, ge=0, description="seconds for all attempts; each gets what is left as its wall time"
     )
     validation: ValidateConfig = Field(default_factory=ValidateConfig)
-
-
-def _strategy_type(section: Any) -> Any:
-    if isinstance(section, dict):
-        return section.get("type", "agent")
-    return getattr(section, "type", None)
-
-
-Strategy = Annotated[
-    Annotated[AgentStrategy, Tag("agent")]
-    | Annotated[PipelineStrategy, Tag("pipeline")]
-    | Annotated[AttemptsStrategy, Tag("attempts")],
-    Discriminator(
-        _strategy_type,
-        custom_error_type="invalid_strategy",
-        custom_error_message="strategy.type must be agent, pipeline or attempts",
-    ),
-]
-"""The `strategy:` section: `{type: agent}` (the default), `{type: pipeline, ...}` or
-`{type: attempts, ...}`."""

@@ -7,8 +7,8 @@ from __future__ import annotations
 import re
 
 from swe_aci.pipeline.skeleton import Location, locations
-from swe_aci.rag.bm25 import rank
-from swe_aci.rag.documents import Document
+from swe_aci.retrieval.bm25 import rank
+from swe_aci.retrieval.documents import Document
 
 IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 

@@ -31,7 +31,7 @@ from swe_aci.pipeline.record import OnStep, StagedEpisode
 from swe_aci.pipeline.repair import Dropped, Edit, code_blocks, make_edit
 from swe_aci.pipeline.sandbox import REPRODUCTION_FILE, Sandbox, fails_as_reproduction
 from swe_aci.pipeline.skeleton import Location, context_lines, module_name
-from swe_aci.rag.documents import BaseTree
+from swe_aci.retrieval.documents import BaseTree
 from swe_aci.trajectory.exits import ESCAPING_ERRORS, EXIT_REASONS, SUBMITTED, exit_for
 from swe_aci.trajectory.files import EpisodeFiles
 

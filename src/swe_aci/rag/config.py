@@ -1,23 +1,14 @@
-"""The RAG baseline's config (`configs/baselines/rag.yaml`): retrieval, budget, documents, templates,
-model and environment. Loaded from YAML with `key.path=value` overrides, like episode configs."""
+"""The RAG baseline's `strategy:` section (`strategy.type: rag`; the built-in config
+`baselines/rag`): retrieval, the prompt's budget, the documents searched, the templates. The model
+and the sandbox are the episode config's `model:` and `env:`, as for every strategy."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from swe_aci.configuration import (
-    ConfigError,
-    builtin_config_dir,
-    check_templates,
-    describe_validation_error,
-    load_validated,
-)
-from swe_aci.env.config import EnvConfig
-from swe_aci.models.config import ModelConfig
+from swe_aci.configuration import check_templates
 
 Retrieval = Literal["bm25", "oracle"]
 
@@ -54,38 +45,18 @@ class RagTemplates(BaseModel):
 
     @model_validator(mode="after")
     def _templates_render(self) -> RagTemplates:
-        check_templates(self, "templates", TEMPLATE_VARIABLES)
+        check_templates(self, "strategy.templates", TEMPLATE_VARIABLES)
         return self
 
 
-class RagConfig(BaseModel):
+class RagStrategy(BaseModel):
+    """SWE-bench's non-interactive retrieval baseline: BM25 (or the gold patch's) files packed
+    into one prompt, one model call, the diff extracted and checked."""
+
     model_config = ConfigDict(extra="forbid")
 
+    type: Literal["rag"]
     retrieval: Retrieval = "bm25"
     context_tokens: int = Field(27000, gt=0, description="budget of the whole prompt, in tokens")
     documents: DocumentsConfig = Field(default_factory=DocumentsConfig)
     templates: RagTemplates
-    model: dict[str, Any] = Field(default_factory=dict, description="a model config (see models)")
-    env: EnvConfig = Field(default_factory=EnvConfig)
-
-    def model_settings(self) -> ModelConfig:
-        """The `model` section validated as a model config."""
-        return TypeAdapter(ModelConfig).validate_python(self.model)
-
-
-def load_rag_config(path: str | Path | None = None, overrides: Sequence[str] = ()) -> RagConfig:
-    """Read the YAML (the built-in `baselines/rag.yaml` when None), apply overrides, validate everything,
-    the model section included. Raises ConfigError (one line)."""
-    config_path = (
-        Path(path).expanduser()
-        if path is not None
-        else builtin_config_dir() / "baselines" / "rag.yaml"
-    )
-    config = load_validated(RagConfig, config_path, overrides)
-    try:
-        config.model_settings()
-    except ValidationError as error:
-        raise ConfigError(
-            f"config {config_path}: model: {describe_validation_error(error)}"
-        ) from None
-    return config

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 
 from swe_aci.configuration import jinja
 from swe_aci.models.base import Message, estimate_tokens
-from swe_aci.rag.config import RagConfig
-from swe_aci.rag.documents import Document
+from swe_aci.rag.config import RagStrategy
+from swe_aci.retrieval.documents import Document
 
 
 @dataclass
@@ -30,7 +30,7 @@ def numbered(text: str) -> str:
     return "\n".join(f"{number} {line}" for number, line in enumerate(text.splitlines(), 1))
 
 
-def file_block(config: RagConfig, document: Document) -> str:
+def file_block(config: RagStrategy, document: Document) -> str:
     return (
         jinja()
         .from_string(config.templates.file)
@@ -38,7 +38,9 @@ def file_block(config: RagConfig, document: Document) -> str:
     )
 
 
-def render_messages(config: RagConfig, problem_statement: str, blocks: list[str]) -> list[Message]:
+def render_messages(
+    config: RagStrategy, problem_statement: str, blocks: list[str]
+) -> list[Message]:
     user = (
         jinja()
         .from_string(config.templates.user)
@@ -53,7 +55,7 @@ def messages_tokens(messages: list[Message]) -> int:
 
 
 def build_prompt(
-    config: RagConfig, problem_statement: str, documents: list[Document], budget: int
+    config: RagStrategy, problem_statement: str, documents: list[Document], budget: int
 ) -> Prompt:
     """Pack `documents` (best first) into the prompt while its estimate stays within `budget`."""
     used = messages_tokens(render_messages(config, problem_statement, []))

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from swe_aci.rag.documents import Document
+from swe_aci.retrieval.documents import Document
 
 
 class RetrievalUnavailable(Exception):
