@@ -233,7 +233,9 @@ def test_the_local_model_with_tool_calls_is_refused_in_one_line() -> None:
 
 
 def test_a_strategy_names_its_type_and_only_its_keys() -> None:
-    with pytest.raises(ConfigError, match=r"strategy\.type must be agent, pipeline or attempts"):
+    with pytest.raises(
+        ConfigError, match=r"strategy\.type must be agent, pipeline, attempts or rag"
+    ):
         load_config("default", ["strategy.type=loop"])
     with pytest.raises(ConfigError, match=r"unknown key strategy\.agent\.repair"):
         load_config("default", ["strategy.repair.temperatures=[0.5]"])

@@ -14,17 +14,17 @@ from conftest import commit_tree
 from swe_aci.env.base import Environment
 from swe_aci.env.config import EnvConfig, Workspace
 from swe_aci.env.factory import make_environment
+from swe_aci.episode import load_config
 from swe_aci.models.base import estimate_tokens
+from swe_aci.rag.patch import apply_diff, extract_diff
+from swe_aci.rag.prompt import build_prompt, numbered
 from swe_aci.retrieval.bm25 import RetrievalUnavailable, rank
-from swe_aci.rag.config import load_rag_config
 from swe_aci.retrieval.documents import (
     BaseTree,
     Document,
     is_test_path,
     patched_files,
 )
-from swe_aci.rag.patch import apply_diff, extract_diff
-from swe_aci.rag.prompt import build_prompt, numbered
 
 LIBRARY = {
     "calendar_tools/dates.py": (
@@ -139,7 +139,7 @@ def test_missing_bm25s_is_one_clear_line(monkeypatch: pytest.MonkeyPatch) -> Non
 
 
 def test_packing_respects_the_budget_in_rank_order() -> None:
-    config = load_rag_config(None, ["model.name=scripted", "model.script=[x]"])
+    config = load_config("baselines/rag").strategy
     empty = build_prompt(config, ISSUE, [], 100_000)
     documents = [
         Document("first.py", "a = 1\n" * 40),  # about 60 tokens
@@ -160,7 +160,7 @@ def test_packing_respects_the_budget_in_rank_order() -> None:
 
 
 def test_a_prompt_over_budget_without_files_has_no_files() -> None:
-    config = load_rag_config(None, ["model.name=scripted", "model.script=[x]"])
+    config = load_config("baselines/rag").strategy
     prompt = build_prompt(config, ISSUE, [Document("a.py", "x = 1\n")], 10)
     assert prompt.included == []
     assert prompt.skipped == ["a.py"]

@@ -1,28 +1,37 @@
-"""The RAG baseline over task files: scripted replies become predictions (or empty ones with a
-recorded reason); slow tests go through the recipe builder and the evaluation harness."""
+"""The RAG baseline as `strategy.type: rag`: scripted replies become predictions (or empty ones
+with the outcome recorded in the one step of the trajectory), through `run_episode`, `swe-aci
+batch` (with --evaluate, resumed after a kill) and its `swe-aci rag` alias; the run opens in the
+inspector. Slow tests go through the recipe builder and the evaluation harness."""
 
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-import typer
 from typer.testing import CliRunner
 
+from batch_helpers import GOLD_PATCH, generated_task_file
 from conftest import commit_tree
 from env_helpers import BACKENDS, DOCKER_IMAGE, skip_unavailable
 from fake_model_server import FakeModelServer, openai_completion, openai_error
-from swe_aci.cli.rag import rag_command
+from inspector_helpers import request, serving
+from swe_aci.cli import app
 from swe_aci.env.config import EnvConfig, Workspace
+from swe_aci.episode import EpisodeConfig, load_config, run_episode
 from swe_aci.models.base import ModelConfigError
-from swe_aci.rag.config import RagConfig, load_rag_config
-from swe_aci.rag.run import make_rag_model, run_rag
-from swe_aci.records import predictions_json
 from swe_aci.tasks import Task, load_tasks
+from swe_aci.trajectory.result import EpisodeResult
+from swe_aci.trajectory.store import load_trajectory
 
 pytest_plugins = ["fake_model_server"]
+SRC = str(Path(__file__).resolve().parents[1] / "src")
 
 BUGGY = "def greet(name):\n    return 'Hello ' + nam\n"
 FIX = (
@@ -55,18 +64,37 @@ def greet_tasks(make_repo: Callable[..., Path], tmp_path: Path) -> Path:
     return path
 
 
-def repository_at_source(task: Task, env_config: EnvConfig) -> Workspace:
-    """The task's git repository in a local sandbox, without building the recipe's virtualenv
-    (which these tests do not need); the slow tests build it."""
-    assert task.environment is not None and task.environment.source.path is not None
-    return Workspace(env_config, task.environment.source.path)
-
-
-def config_with(*replies: str, extra: tuple[str, ...] = ()) -> RagConfig:
+def config_with(*replies: str, extra: tuple[str, ...] = ()) -> EpisodeConfig:
     script = json.dumps(list(replies))
-    return load_rag_config(
-        None, ["model.name=scripted", f"model.script={script}", "env.backend=local", *extra]
+    return load_config(
+        "baselines/rag",
+        ["model.name=scripted", f"model.script={script}", "env.backend=local", *extra],
     )
+
+
+def run_rag(config: EpisodeConfig, task: Task, out: Path, **extra: object) -> EpisodeResult:
+    """One episode of the task's repository (at its source, without building the recipe's
+    virtualenv, which these tests do not need; the slow tests build it)."""
+    assert task.environment is not None and task.environment.source.path is not None
+    return run_episode(
+        config,
+        Workspace(config.env, task.environment.source.path),
+        task.problem_statement,
+        instance_id=task.instance_id,
+        output_dir=out,
+        gold_patch=task.patch,
+        **extra,
+    )
+
+
+def the_step(out: Path, instance_id: str) -> dict:
+    trajectory = load_trajectory(out / instance_id / f"{instance_id}.traj")
+    assert len(trajectory["trajectory"]) == 1
+    return trajectory["trajectory"][0]
+
+
+def prediction(out: Path, instance_id: str) -> dict:
+    return json.loads((out / instance_id / f"{instance_id}.pred").read_text())
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -76,71 +104,59 @@ def test_a_valid_diff_becomes_a_prediction_and_no_diff_an_empty_one(
     skip_unavailable(backend)
     tasks = load_tasks(greet_tasks).tasks
     sandbox = (f"env.backend={backend}", f"env.image={DOCKER_IMAGE}")
-    config = config_with(f"Here it is.\n```diff\n{FIX}```", "I cannot tell.", extra=sandbox)
     out = tmp_path / "out"
     seen: list[str] = []
-    predictions = run_rag(
-        tasks,
-        config,
-        make_rag_model(config),
-        out,
-        find_workspace=repository_at_source,
-        on_record=lambda record: seen.append(record.status),
-    )
-    assert seen == ["applied", "no_diff"]
-    assert json.loads((out / "preds.json").read_text()) == predictions_json(predictions)
-    assert predictions["greet-1"].instance_id == "greet-1"
-    assert predictions["greet-1"].model_name_or_path == "scripted__rag-bm25-27000"
-    assert "+    return 'Hello ' + name\n" in predictions["greet-1"].model_patch
-    assert predictions["greet-2"].model_patch == ""
-    record = json.loads((out / "records" / "greet-1.json").read_text())
-    assert record["status"] == "applied"
-    assert record["apply_method"] == "git apply"
-    assert record["retrieved"][0]["path"] == "pkg/greet.py"
-    assert record["included"][:2] == ["README.md", "pkg/greet.py"]  # the README comes first
-    assert 0 < record["prompt_tokens"] <= 27000
-    assert record["input_tokens"] > 0
-    assert ISSUE in record["messages"][1]["content"]
-    empty = json.loads((out / "records" / "greet-2.json").read_text())
+    replies = (f"Here it is.\n```diff\n{FIX}```", "I cannot tell.")
+    results = [
+        run_rag(
+            config_with(reply, extra=sandbox),
+            task,
+            out,
+            on_step=lambda s: seen.append(s.observation),
+        )
+        for reply, task in zip(replies, tasks, strict=True)
+    ]
+    assert seen == ["applied", "no_diff: the reply holds no unified diff"]
+    assert [result.exit_status for result in results] == ["submitted", "exit_format"]
+    assert results[0].steps == 1
+    first = prediction(out, "greet-1")
+    assert (first["instance_id"], first["model_name_or_path"]) == ("greet-1", "scripted")
+    assert "+    return 'Hello ' + name\n" in first["model_patch"]
+    assert prediction(out, "greet-2")["model_patch"] == ""
+    step = the_step(out, "greet-1")
+    details = step["pipeline"]
+    assert details["status"] == "applied" and details["apply_method"] == "git apply"
+    assert details["retrieved"][0]["path"] == "pkg/greet.py"
+    assert details["included"][:2] == ["README.md", "pkg/greet.py"]  # the README comes first
+    assert 0 < details["prompt_tokens"] <= 27000
+    assert step["input_tokens"] > 0 and step["state"] == {"stage": "rag"}
+    assert [message["role"] for message in step["query"]] == ["system", "user"]
+    assert ISSUE in step["query"][1]["content"]
+    assert step["response"].startswith("Here it is.")
+    empty = the_step(out, "greet-2")["pipeline"]
     assert (empty["status"], empty["reason"]) == ("no_diff", "the reply holds no unified diff")
 
 
 def test_oracle_shows_the_gold_files_and_a_bad_diff_is_recorded(
     greet_tasks: Path, tmp_path: Path
 ) -> None:
-    tasks = load_tasks(greet_tasks).tasks[:1]
+    task = load_tasks(greet_tasks).tasks[0]
     bad = "<patch>\n--- a/pkg/greet.py\n+++ b/pkg/greet.py\n@@ -1 +1 @@\n-nothing\n+x\n</patch>"
-    config = config_with(bad, extra=("retrieval=oracle",))
     out = tmp_path / "out"
-    model = make_rag_model(config)
-    predictions = run_rag(tasks, config, model, out, find_workspace=repository_at_source)
-    assert predictions["greet-1"].model_patch == ""
-    assert predictions["greet-1"].model_name_or_path == "scripted__rag-oracle"
-    record = json.loads((out / "records" / "greet-1.json").read_text())
-    assert record["included"] == ["README.md", "pkg/greet.py"]
-    assert record["status"] == "patch_failed"
-    assert record["reason"].startswith("git apply --check failed: ")
+    result = run_rag(config_with(bad, extra=("strategy.retrieval=oracle",)), task, out)
+    assert result.submission == "" and prediction(out, "greet-1")["model_patch"] == ""
+    details = the_step(out, "greet-1")["pipeline"]
+    assert details["included"] == ["README.md", "pkg/greet.py"]
+    assert details["status"] == "patch_failed"
+    assert details["reason"].startswith("git apply --check failed: ")
 
 
 def test_oracle_without_a_gold_patch_is_recorded(greet_tasks: Path, tmp_path: Path) -> None:
     task = load_tasks(greet_tasks).tasks[0].model_copy(update={"patch": None})
-    config = config_with("unused", extra=("retrieval=oracle",))
-    model = make_rag_model(config)
-    run_rag([task], config, model, tmp_path / "out", find_workspace=repository_at_source)
-    record = json.loads((tmp_path / "out" / "records" / "greet-1.json").read_text())
-    assert record["status"] == "no_gold_patch"
-
-
-def test_an_environment_that_cannot_be_built_is_recorded(tmp_path: Path) -> None:
-    rows = tmp_path / "tasks.json"
-    row = {"instance_id": "gone", "repo": "x/y", "problem_statement": "p"}
-    rows.write_text(json.dumps([{**row, "environment": {"source": {"path": "missing"}}}]))
-    config = config_with("unused")
-    model = make_rag_model(config)
-    predictions = run_rag(load_tasks(rows).tasks, config, model, tmp_path / "out")
-    assert predictions["gone"].model_patch == ""
-    record = json.loads((tmp_path / "out" / "records" / "gone.json").read_text())
-    assert record["status"] == "environment_error"
+    config = config_with("unused", extra=("strategy.retrieval=oracle",))
+    result = run_rag(config, task, tmp_path / "out")
+    assert result.exit_status == "exit_error"
+    assert the_step(tmp_path / "out", "greet-1")["pipeline"]["status"] == "no_gold_patch"
 
 
 def test_one_query_over_http_and_a_failing_api_recorded(
@@ -157,71 +173,129 @@ def test_one_query_over_http_and_a_failing_api_recorded(
         "model.retry.max_wait=0.01",
         "env.backend=local",
     ]
-    config = load_rag_config(None, settings)
+    config = load_config("baselines/rag", settings)
     out = tmp_path / "out"
-    tasks = load_tasks(greet_tasks).tasks
-    run_rag(tasks, config, make_rag_model(config), out, find_workspace=repository_at_source)
+    answered, failed = (run_rag(config, task, out) for task in load_tasks(greet_tasks).tasks)
     sent = fake_server.requests[0].body["messages"]
     assert [message["role"] for message in sent] == ["system", "user"]
     assert ISSUE in sent[1]["content"]
     assert "[start of pkg/greet.py]" in sent[1]["content"]
-    answered = json.loads((out / "records" / "greet-1.json").read_text())
-    assert (answered["status"], answered["input_tokens"]) == ("applied", 900)
-    assert answered["cost"] == 0.0  # fake-model has no price
-    failed = json.loads((out / "records" / "greet-2.json").read_text())
-    assert failed["status"] == "model_error"
-    assert json.loads((out / "preds.json").read_text())["greet-2"]["model_patch"] == ""
+    step = the_step(out, "greet-1")
+    assert (step["pipeline"]["status"], step["input_tokens"]) == ("applied", 900)
+    assert step["cost"] == 0.0  # fake-model has no price
+    assert answered.exit_status == "submitted"
+    assert failed.exit_status == "exit_api" and failed.submission == ""
+    assert the_step(out, "greet-2")["pipeline"]["status"] == "model_error"
 
 
-def test_models_that_write_agent_replies_are_refused() -> None:
-    config = load_rag_config(None, ["model.name=replay", "model.replay_path=run.traj"])
+def test_models_that_write_agent_replies_are_refused(greet_tasks: Path, tmp_path: Path) -> None:
+    config = load_config(
+        "baselines/rag", ["model.name=replay", "model.replay_path=run.traj", "env.backend=local"]
+    )
+    task = load_tasks(greet_tasks).tasks[0]
     with pytest.raises(ModelConfigError, match="model 'replay' cannot answer the RAG prompt"):
-        make_rag_model(config)
+        run_rag(config, task, tmp_path / "out")
 
 
-def command() -> typer.Typer:
-    app = typer.Typer()
-    app.command("rag")(rag_command)
-    return app
+def cli(*arguments: str) -> object:
+    return CliRunner(env={"NO_COLOR": "1", "COLUMNS": "200"}).invoke(app, list(arguments))
 
 
 @pytest.mark.parametrize(
-    ("arguments", "message"),
+    ("arguments", "message", "code"),
     [
-        (["--instances", "nope.json"], "task file not found: nope.json"),
-        (["--retrieval", "dense"], "retrieval"),
-        (["--context-tokens", "0"], "context_tokens"),
-        (["--set", "model.script=[]"], "model 'scripted' needs model.script"),
-        (["--filter", "nothing-matches"], "no tasks to run"),
+        (["--instances", "nope.json"], "task file not found: nope.json", 2),
+        (["--retrieval", "dense"], "retrieval", 2),
+        (["--context-tokens", "0"], "context_tokens", 2),
+        (["--set", "model.script=[]"], "model 'scripted' needs model.script", 1),  # the batch's
     ],
 )
-def test_user_errors_are_one_line(arguments: list[str], message: str, tmp_path: Path) -> None:
+def test_user_errors_of_the_alias_are_one_line(
+    arguments: list[str], message: str, code: int, tmp_path: Path
+) -> None:
     commit_tree(tmp_path / "repo", {"a.py": "x = 1\n"})
     rows = tmp_path / "tasks.json"
     row = {"instance_id": "a", "repo": "x/y", "problem_statement": "p"}
     rows.write_text(json.dumps([{**row, "environment": {"source": {"path": "repo"}}}]))
     base = ["--instances", str(rows), "--model", "scripted", "--output-dir", str(tmp_path / "o")]
-    result = CliRunner().invoke(command(), [*base, "--set", "model.script=[x]", *arguments])
-    assert result.exit_code == 2, result.output
+    result = cli("rag", *base, "--set", "model.script=[x]", *arguments)
+    assert result.exit_code == code, result.output
     assert message in result.output
     assert "Traceback" not in result.output
 
 
+def rag_batch(task_file: Path, out: Path, *extra: str, replies: list[str]) -> list[str]:
+    arguments = ["batch", "--config", "baselines/rag", "--instances", str(task_file)]
+    arguments += ["--model", "scripted", "--env", "local", "--output-dir", str(out)]
+    arguments += ["--cache-dir", str(task_file.parent / "cache")]
+    return [*arguments, "--set", f"model.script={json.dumps(replies)}", *extra]
+
+
+def test_batch_runs_the_rag_config_grades_it_and_the_inspector_opens_it(tmp_path: Path) -> None:
+    test_cmd = f"{sys.executable} -m pytest -rA -p no:cacheprovider"
+    task_file = generated_task_file(tmp_path, 2, test_cmd=test_cmd)
+    out = tmp_path / "out"
+    replies = [f"<patch>\n{GOLD_PATCH}</patch>"]  # each episode's model starts the script
+    result = cli(*rag_batch(task_file, out, "--evaluate", "--workers", "2", replies=replies))
+    assert result.exit_code == 0, result.output
+    preds = json.loads((out / "preds.json").read_text())
+    assert all("a + b" in prediction["model_patch"] for prediction in preds.values())
+    report = json.loads((out / "evaluation" / "report.json").read_text())
+    assert report["resolved_ids"] == ["demo__calc-0", "demo__calc-1"]
+    with serving([out]) as address:
+        status, _, page = request(address, "/run/0/instance/demo__calc-0.html")
+    assert status == 200
+    assert "rag bm25" in page.decode("utf-8")
+
+
 @pytest.mark.slow
-def test_the_command_builds_the_environment_and_writes_predictions(
+def test_a_killed_rag_batch_resumes(tmp_path: Path) -> None:
+    task_file = generated_task_file(tmp_path, 8)
+    out = tmp_path / "out"
+    arguments = rag_batch(task_file, out, replies=[f"<patch>\n{GOLD_PATCH}</patch>"])
+
+    def start() -> subprocess.Popen[str]:
+        return subprocess.Popen(
+            [sys.executable, "-m", "swe_aci", *arguments],
+            env={**os.environ, "PYTHONPATH": SRC, "NO_COLOR": "1"},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            start_new_session=True,
+        )
+
+    process = start()
+    deadline = time.monotonic() + 120
+    while not (out / "results.json").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    os.killpg(process.pid, signal.SIGKILL)
+    process.wait()
+    finished = set(json.loads((out / "results.json").read_text()))
+    assert finished and len(finished) < 8
+    process = start()
+    output, _ = process.communicate(timeout=300)
+    assert process.returncode == 0, output
+    assert f"done before (skipped) │ {len(finished):>9}" in output or str(len(finished)) in output
+    preds = json.loads((out / "preds.json").read_text())
+    assert sorted(preds) == [f"demo__calc-{n}" for n in range(8)]
+    assert all("a + b" in prediction["model_patch"] for prediction in preds.values())
+
+
+@pytest.mark.slow
+def test_the_alias_builds_the_environment_and_writes_predictions(
     greet_tasks: Path, tmp_path: Path
 ) -> None:
     out = tmp_path / "out"
     arguments = ["--instances", str(greet_tasks), "--model", "scripted", "--env", "local"]
     arguments += ["--output-dir", str(out), "--context-tokens", "13000", "--filter", "greet-1"]
     script = json.dumps([f"<patch>\n{FIX}</patch>"])
-    result = CliRunner().invoke(command(), [*arguments, "--set", f"model.script={script}"])
+    result = cli("rag", *arguments, "--set", f"model.script={script}")
     assert result.exit_code == 0, result.output
-    assert "greet-1: applied" in result.output
-    assert "1 of 1 predictions hold a patch that applies (cost $0.0000)" in result.output
+    assert "greet-1: submitted" in result.output
     preds = json.loads((out / "preds.json").read_text())
-    assert preds["greet-1"]["model_name_or_path"] == "scripted__rag-bm25-13000"
     assert "+    return 'Hello ' + name" in preds["greet-1"]["model_patch"]
+    trajectory = load_trajectory(out / "greet-1" / "greet-1.traj")
+    assert trajectory["config"]["strategy"]["context_tokens"] == 13000
 
 
 @pytest.mark.slow
@@ -234,10 +308,19 @@ def test_a_rag_prediction_resolves_a_humanevalfix_task(tmp_path: Path) -> None:
     task_file = write_tasks([humanevalfix_task(FIX_ROWS[0])], tmp_path / "tasks")
     task = load_tasks(task_file).tasks[0]
     config = config_with(f"<patch>\n{task.patch}</patch>")
-    predictions = run_rag([task], config, make_rag_model(config), tmp_path / "out")
-    patch = predictions[task.instance_id].model_patch
-    record = json.loads((tmp_path / "out" / "records" / f"{task.instance_id}.json").read_text())
-    assert record["included"] == ["solution.py"]  # the test file is never retrieved
+    out = tmp_path / "out"
+    from swe_aci.recipes import task_workspace
+
+    result = run_episode(
+        config,
+        task_workspace(task, config.env),
+        task.problem_statement,
+        instance_id=task.instance_id,
+        output_dir=out,
+    )
+    patch = result.submission
+    details = the_step(out, task.instance_id)["pipeline"]
+    assert details["included"] == ["solution.py"]  # the test file is never retrieved
     report = evaluate_instance(task, patch, EnvConfig(backend="local"), tmp_path / "eval", 60)
     assert report.outcome == "resolved", report.message
     unfixed = evaluate_instance(task, "", EnvConfig(backend="local"), tmp_path / "eval0", 60)
