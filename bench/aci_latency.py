@@ -37,7 +37,8 @@ import yaml
 from rich.console import Console
 from rich.table import Table
 
-from swe_aci.aci import ACI, ACIConfig
+from swe_aci.aci.config import ACIConfig
+from swe_aci.aci.interface import ACI
 from swe_aci.env.base import Environment, SandboxError
 from swe_aci.env.config import EnvConfig, Workspace
 from swe_aci.env.factory import make_environment

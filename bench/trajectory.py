@@ -23,7 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from swe_aci.aci import ACI
+from swe_aci.aci.interface import ACI
 from swe_aci.agent.loop import Agent
 from swe_aci.env.config import EnvConfig
 from swe_aci.env.local import LocalEnvironment

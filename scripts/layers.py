@@ -31,6 +31,8 @@ LAYERS: tuple[str, ...] = (
     "trajectory",
     "tasks",
     "aci",
+    "retrieval",
+    "strategy",
     "agent",
     "github",
     "recipes",
@@ -45,12 +47,6 @@ LAYERS: tuple[str, ...] = (
     "cli",
     "__main__",
 )
-
-# Import cycles may exist only through `TYPE_CHECKING` imports, and only inside these layers:
-# aci/commands.py declares each command with its handler, which takes the `ACI` and its config,
-# while the ACI (interface.py) runs the commands of that table. At run time nothing loops.
-TYPING_CYCLES_ALLOWED_IN = frozenset({"aci"})
-
 
 def module_name(path: Path) -> str:
     parts = path.relative_to(PACKAGE.parent).with_suffix("").parts

@@ -12,7 +12,8 @@ import yaml
 from pydantic import ValidationError
 
 from fixtures.aci.support import Session, run, sessions
-from swe_aci.aci import ACI, ACIConfig, ActionProblem, CheckedAction
+from swe_aci.aci.config import ACIConfig
+from swe_aci.aci.interface import ACI, ActionProblem, CheckedAction
 from swe_aci.agent.loop import Agent
 from swe_aci.env.local import LocalEnvironment
 from swe_aci.episode import EpisodeConfig, load_config

@@ -9,8 +9,9 @@ import pytest
 from pydantic import ValidationError
 
 from fixtures.aci.support import Session, sessions
-from swe_aci.aci import ACIConfig, ActionProblem, CheckedAction
 from swe_aci.aci.commands import BY_NAME, COMMANDS, DEFAULT_COMMANDS, Command
+from swe_aci.aci.config import ACIConfig
+from swe_aci.aci.interface import ActionProblem, CheckedAction
 from swe_aci.aci.parsing import CommandStep
 from swe_aci.agent.parsing import command_text, tool_spec
 

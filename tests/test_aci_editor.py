@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from fixtures.aci.support import Session, assert_golden, run, sessions
-from swe_aci.aci import ACI, lint
+from swe_aci.aci import lint
+from swe_aci.aci.interface import ACI
 
 UPDATED = (
     "File updated. Please review the changes and make sure they are correct (correct indentation, "

@@ -11,7 +11,8 @@ import pytest
 from pydantic import ValidationError
 
 from fixtures.aci.support import Session, run, sessions
-from swe_aci.aci import ACIConfig, ActionProblem, CheckedAction
+from swe_aci.aci.config import ACIConfig
+from swe_aci.aci.interface import ActionProblem, CheckedAction
 
 BLOCKED = "Interactive operation '{}' is not supported by this environment"
 MISUSE = (

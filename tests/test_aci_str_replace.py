@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from fixtures.aci.support import Session, assert_golden, run, sessions
-from swe_aci.aci import ACI
 from swe_aci.aci.commands import BY_NAME
+from swe_aci.aci.interface import ACI
 from swe_aci.agent.parsing import command_text
 
 SET = ["view", "create_file", "str_replace", "insert", "undo_edit", "search_file", "submit"]

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from swe_aci.aci import ACIConfig
+from swe_aci.aci.config import ACIConfig
 from swe_aci.agent.templates import Templates
 from swe_aci.configuration import ConfigError, builtin_config_dir, resolve_config_path
 from swe_aci.episode import EpisodeConfig, load_config

@@ -10,7 +10,9 @@ from typing import Any
 import pytest
 
 from inspector_helpers import request, serving
-from swe_aci.aci import ACI, ACIConfig, checking
+from swe_aci.aci import checking
+from swe_aci.aci.config import ACIConfig
+from swe_aci.aci.interface import ACI
 from swe_aci.agent.config import AgentConfig
 from swe_aci.agent.loop import Agent
 from swe_aci.env.config import EnvConfig

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from swe_aci.aci import ArgumentDoc, CommandDoc
+from swe_aci.aci.interface import ArgumentDoc, CommandDoc
 from swe_aci.agent.parsing import (
     THOUGHT_ACTION,
     FormatError,

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from swe_aci.aci import ACI
+from swe_aci.aci.interface import ACI
 from swe_aci.agent.loop import Agent
 from swe_aci.agent.review import added_files
 from swe_aci.configuration import ConfigError

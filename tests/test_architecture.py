@@ -27,15 +27,67 @@ def test_no_import_goes_against_the_layer_order() -> None:
     assert layers.wrong_way_imports() == []
 
 
-def test_no_import_cycle_at_run_time() -> None:
-    assert layers.cycles(layers.import_graph(typing_too=False)) == []
+def test_no_import_cycle_at_run_time_or_for_typing() -> None:
+    assert layers.cycles(layers.import_graph()) == []
 
 
-def test_typing_only_cycles_stay_inside_the_layers_allowed_them() -> None:
-    for component in layers.cycles(layers.import_graph()):
-        assert {layers.layer_of(module) for module in component} <= (
-            layers.TYPING_CYCLES_ALLOWED_IN
-        ), sorted(component)
+def importers_of(layer: str) -> set[str]:
+    """The modules outside `layer` that import a module of it (lazily or for typing too)."""
+    return {
+        module
+        for module, targets in layers.import_graph().items()
+        if layers.layer_of(module) != layer
+        and any(layers.layer_of(target) == layer for target in targets)
+    }
+
+
+def test_only_the_strategy_registry_and_the_cli_import_the_agent_loop() -> None:
+    outside = {module for module in importers_of("agent") if layers.layer_of(module) != "cli"}
+    assert outside <= {"swe_aci.episode"}, sorted(outside)
+
+
+@pytest.mark.parametrize("layer", ["pipeline", "inspector", "github"])
+def test_these_layers_import_neither_the_agent_loop_nor_rag(layer: str) -> None:
+    graph = layers.import_graph()
+    reached = {
+        target
+        for module, targets in graph.items()
+        if layers.layer_of(module) == layer
+        for target in targets
+        if layers.layer_of(target) in ("agent", "rag")
+    }
+    assert reached == set(), sorted(reached)
+
+
+def test_the_inspector_app_loads_at_most_60_modules() -> None:
+    """The read-only inspector needs the records, not batch or a strategy."""
+    program = (
+        "import sys\nimport swe_aci.inspector.app\n"
+        "print(' '.join(sorted(m for m in sys.modules if m.startswith('swe_aci'))))\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", program],
+        capture_output=True,
+        text=True,
+        env={"PYTHONPATH": str(ROOT / "src"), "PATH": "/usr/bin:/bin"},
+        check=True,
+    )
+    loaded = result.stdout.split()
+    assert len(loaded) <= 60, loaded
+    assert not [m for m in loaded if layers.layer_of(m) in ("batch", "pipeline", "agent", "rag")]
+
+
+def test_every_strategy_type_has_a_registered_class_that_runs_on_the_frame() -> None:
+    import typing
+
+    from swe_aci.episode import STRATEGIES, StrategyConfig, strategy_for
+
+    union = typing.get_args(typing.get_args(StrategyConfig)[0])
+    sections = [typing.get_args(member)[0] for member in union]
+    types = {typing.get_args(section.model_fields["type"].annotation)[0] for section in sections}
+    assert types == set(STRATEGIES)
+    for name in STRATEGIES:
+        assert callable(strategy_for(name).run)
 
 
 def test_the_scan_sees_lazy_and_typing_only_imports(tmp_path: Path) -> None:

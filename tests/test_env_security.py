@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from env_helpers import BACKENDS, DOCKER_IMAGE, SANDBOXED, skip_unavailable
-from swe_aci.aci import ACI
+from swe_aci.aci.interface import ACI
 from swe_aci.env import EnvConfig, Environment, Workspace, make_environment
 from swe_aci.env.base import FileTooLargeError, NotARegularFileError, SandboxError
 

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from fake_model_server import FakeModelServer, anthropic_message
-from swe_aci.aci import ACI
 from swe_aci.aci.commands import BY_NAME
+from swe_aci.aci.interface import ACI
 from swe_aci.agent.loop import Agent
 from swe_aci.agent.parsing import ToolCallsParser, reply_format
 from swe_aci.configuration import ConfigError

@@ -16,7 +16,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, model_validator
 
-from swe_aci.aci import ACIConfig
+from swe_aci.aci.config import ACIConfig
 from swe_aci.agent.config import AgentConfig
 from swe_aci.agent.templates import load_demonstrations
 from swe_aci.configuration import ConfigError, load_validated, resolve_config_path

@@ -27,6 +27,7 @@ BATCH_LOG_FILE = "batch.log"  # batch: one line per event
 REPORT_FILE = "report.json"  # evaluate: the run's report, and each instance's
 EVALUATION_DIR = "evaluation"  # batch --evaluate, compare: where the grading goes in a run
 COMPARISON_FILE = "comparison.json"  # compare: the table of configs
+BATCH_DIR = "batch"  # compare: the batch of each config, under <output>/<config>/
 TRAJECTORY_SUFFIX = ".traj"  # an episode's <id>.traj, <id>.patch, <id>.pred
 PATCH_SUFFIX = ".patch"
 PREDICTION_SUFFIX = ".pred"

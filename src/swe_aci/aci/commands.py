@@ -13,23 +13,39 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 from swe_aci.aci.docs import ArgumentDoc, CommandDoc
 from swe_aci.aci.parsing import CommandStep, Syntax
 
-if TYPE_CHECKING:
-    from swe_aci.aci.config import ACIConfig
-    from swe_aci.aci.interface import ACI
 
-Handler = Callable[["ACI", CommandStep], str]
+class Receiver(Protocol):
+    """What a handler runs on: the ACI's parts (`interface.py: ACI` is one). Declared here, not
+    imported, because the ACI and its config read this table."""
+
+    viewer: Any
+    editor: Any
+    search: Any
+    iterative: Any
+    str_replace: Any
+
+
+class DocSettings(Protocol):
+    """The settings a command's doc may name (`config.py: ACIConfig` has them)."""
+
+    lint: bool
+    window: int
+    search_context: int
+
+
+Handler = Callable[[Receiver, CommandStep], str]
 
 
 @dataclass(frozen=True)
 class Command:
     name: str  # what the model types
     signature: str  # first line: the command line; a multi-line command continues to its `ends`
-    docstring: str | Callable[[ACIConfig], str]  # one line; a str may use `{config.<field>}`
+    docstring: str | Callable[[DocSettings], str]  # one line; a str may use `{config.<field>}`
     run: Handler | None  # None: the command ends the episode; the ACI takes the submission
     arguments: tuple[ArgumentDoc, ...] = ()
     ends: tuple[str, ...] = ()  # the terminator line of each multi-line argument, in order
@@ -44,7 +60,7 @@ class Command:
     def ends_episode(self) -> bool:
         return self.run is None
 
-    def doc(self, config: ACIConfig) -> CommandDoc:
+    def doc(self, config: DocSettings) -> CommandDoc:
         return CommandDoc(
             self.name,
             self.signature,
@@ -81,7 +97,7 @@ _TERM = _arg("search_term", "the term to search for")
 _PATH = _arg("path", "the path of the file (absolute, or relative to the current directory)")
 
 
-def _linted(doc: str) -> Callable[[ACIConfig], str]:
+def _linted(doc: str) -> Callable[[DocSettings], str]:
     return lambda config: doc + (STR_REPLACE_LINT_DOC if config.lint else "")
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from swe_aci.aci import ACI, ActionProblem, CheckedAction
+from swe_aci.aci.interface import ACI, ActionProblem, CheckedAction
 from swe_aci.agent.config import AgentConfig
 from swe_aci.agent.history import process_history
 from swe_aci.agent.parsing import FormatError, ParsedAction, make_parser

@@ -29,7 +29,7 @@ from swe_aci.models.reply_format import FormatError, ThoughtActionFormat
 from swe_aci.models.tools import RAW_ARGUMENTS_KEY
 
 if TYPE_CHECKING:
-    from swe_aci.aci import CommandDoc
+    from swe_aci.aci.interface import CommandDoc
 
 ParserName = Literal["thought_action", "tool_calls"]
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import posixpath
 import re
 
-from swe_aci.aci import ACI, Observation
+from swe_aci.aci.interface import ACI, Observation
 from swe_aci.agent.templates import Templates
 
 _ADDED = re.compile(r'^--- /dev/null\n\+\+\+ (b/.+|"b/.+")$', re.MULTILINE)

@@ -9,7 +9,7 @@ from swe_aci.trajectory.result import EpisodeResult
 
 class AgentLoop:
     def run(self, episode: EpisodeRun) -> EpisodeResult:
-        from swe_aci.aci import ACI
+        from swe_aci.aci.interface import ACI
         from swe_aci.agent.loop import Agent
         from swe_aci.agent.parsing import reply_format
         from swe_aci.models.factory import make_model

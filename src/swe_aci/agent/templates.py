@@ -14,7 +14,7 @@ from swe_aci.models.base import message_text
 from swe_aci.trajectory.store import load_trajectory
 
 if TYPE_CHECKING:
-    from swe_aci.aci import CommandDoc
+    from swe_aci.aci.interface import CommandDoc
 
 STATE_VARIABLES = frozenset({"open_file", "working_dir"})
 

@@ -16,7 +16,7 @@ from swe_aci.models.base import ToolSpec
 from swe_aci.models.reply_format import FormatError
 
 if TYPE_CHECKING:
-    from swe_aci.aci import CommandDoc
+    from swe_aci.aci.interface import CommandDoc
 
 TextEditorType = Literal["text_editor_20250728", "text_editor_20250429", "text_editor_20250124"]
 

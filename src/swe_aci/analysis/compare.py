@@ -24,13 +24,12 @@ from swe_aci.batch.runner import BatchOptions
 from swe_aci.batch.session import Grading, SessionError, run_session
 from swe_aci.configuration import builtin_configs, resolve_config_path
 from swe_aci.evaluate.report import InstanceReport
-from swe_aci.records import COMPARISON_FILE, EVALUATION_DIR, write_json_atomic
+from swe_aci.records import BATCH_DIR, COMPARISON_FILE, EVALUATION_DIR, write_json_atomic
 from swe_aci.tasks import TaskSet
 
 if TYPE_CHECKING:  # the config's model moves between modules; only its attributes are used here
     from swe_aci.episode import EpisodeConfig
 
-BATCH_DIR = "batch"
 OnEvaluated = Callable[[InstanceReport, bool], None]
 
 

@@ -21,9 +21,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from swe_aci.analysis.compare import BATCH_DIR
 from swe_aci.analysis.stats import UNFINISHED, AnalysisError, read_results, trajectory_stats
-from swe_aci.records import EVALUATION_DIR, REPORT_FILE, TRAJECTORY_SUFFIX, is_valid_instance_id
+from swe_aci.records import (
+    BATCH_DIR,
+    EVALUATION_DIR,
+    REPORT_FILE,
+    TRAJECTORY_SUFFIX,
+    is_valid_instance_id,
+)
 from swe_aci.trajectory.store import JOURNAL_SUFFIX, TrajectoryError, load_trajectory
 
 NOT_EVALUATED = "not evaluated"
