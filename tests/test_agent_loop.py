@@ -378,8 +378,9 @@ def test_a_kill_at_any_moment_leaves_the_finished_steps_readable(
 def test_each_message_is_stored_once_and_steps_refer_to_it(
     make_repo: Callable[..., Path], tmp_path: Path
 ) -> None:
-    """Queries are references into the history, a long observation and a long issue are stored
-    once; loading restores every query exactly as the model received it."""
+    """Queries are references into the history and a long issue is stored once; a long
+    observation is in full in its step and its history message (linear, as SWE-agent's format
+    has it); loading restores every query exactly as the model received it."""
     big = "\n".join(f"line {n} " + "x" * 60 for n in range(500))  # ~35 KB per observation
     repo = make_repo({"calc.py": CALC, "big.txt": big + "\n"})
     issue = "The issue.\n" + "Details of the issue. " * 2000  # ~44 KB
@@ -398,9 +399,9 @@ def test_each_message_is_stored_once_and_steps_refer_to_it(
     finally:
         env.close()
     raw = session.trajectory_path.read_text()
-    assert raw.count("line 499 ") == 8  # once per observation: in its history message only
+    assert raw.count("line 499 ") == 16  # per observation: its step and its history message
     assert raw.count("Details of the issue. " * 2000) == 1
-    assert len(raw) < 8 * len(big) + 2 * len(issue)
+    assert len(raw) < 2 * 8 * len(big) + 2 * len(issue)
     loaded = session.trajectory()
     assert loaded["problem_statement"] == issue
     assert [step["query"] for step in loaded["trajectory"]] == model.queries

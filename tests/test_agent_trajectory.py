@@ -11,6 +11,7 @@ from swe_aci.agent.templates import demonstration_text
 from swe_aci.records import instance_id_from, is_valid_instance_id, write_json_atomic
 from swe_aci.trajectory.store import (
     TrajectoryError,
+    TrajectoryWriter,
     load_trajectory,
     recorded_problem_statement,
     write_predictions,
@@ -242,3 +243,37 @@ def test_valid_instance_ids(good: str) -> None:
 def test_invalid_instance_ids(bad: str) -> None:
     assert not is_valid_instance_id(bad)
     assert is_valid_instance_id(instance_id_from(bad, "fallback"))
+
+
+def write_long_episode(path: Path, steps: int, observation: str) -> dict:
+    """An episode whose every observation is `observation`, written through the writer as the
+    agent loop records it (the query: the whole history so far)."""
+    writer = TrajectoryWriter(path)
+    history = [{"role": "system", "content": "SYS"}, {"role": "user", "content": "issue"}]
+    writer.start({"problem_statement": "issue"}, history, {})
+    for number in range(steps):
+        query = list(history)
+        messages = [
+            {"role": "assistant", "content": f"cat big.txt  # {number}"},
+            {"role": "user", "content": f"{observation}\n(Open file: n/a)"},
+        ]
+        history += messages
+        step = {"action": "cat big.txt", "observation": observation, "query": query}
+        writer.append(messages, step, {})
+    writer.finish({})
+    return json.loads(path.read_text())
+
+
+def test_a_long_observation_is_stored_in_full_in_its_step_and_the_size_stays_linear(
+    tmp_path: Path,
+) -> None:
+    """SWE-agent's readers see each step's observation as it was, not a preview."""
+    observation = "".join(f"line {n}\n" for n in range(2_000))  # ~16 KB
+    stored = write_long_episode(tmp_path / "a.traj", 40, observation)
+    for step in stored["trajectory"]:
+        assert step["observation"] == observation and "observation_ref" not in step
+    twice = write_long_episode(tmp_path / "b.traj", 80, observation)
+    assert len(twice["trajectory"]) == 80
+    small, large = (tmp_path / "a.traj").stat().st_size, (tmp_path / "b.traj").stat().st_size
+    assert large < 2.2 * small  # twice the steps, about twice the bytes: not quadratic
+    assert load_trajectory(tmp_path / "b.traj")["trajectory"][-1]["observation"] == observation

@@ -5,15 +5,18 @@ back from ours or paper-era runs.
 `{"environment", "instance_id", "problem_statement", "trajectory": [steps], "history": [messages],
 "info": {exit_status, submission, model_stats, ...}, "config"}`. A step has `thought`, `action`,
 `observation`, `response`, `state` (a dict), `execution_time`, `model_latency`, token counts, `cost`
-and `query` (the messages sent). Each message is stored once, in `history`; steps refer to it:
+and `query` (the messages sent). Each message is stored once, in `history`, and a step's `query`
+refers to it (the queries are what would make the file quadratic):
 
 - a `query` entry is an int `i` (message `i` of the history as the model received it), a dict
   `{"message": i, ...}` (the same, with the keys shown added, e.g. `cache_breakpoint`), or a literal
   message (one with a `role`: an elided observation's placeholder, a requery);
-- a long `observation` (and a long `problem_statement`) is stored as a short preview plus
-  `observation_ref: [i, start, end]`, the span of history message `i` that holds the full text.
+- a step's `observation` is stored in full, as SWE-agent's format has it (files written before
+  kept a long one as a short preview plus `observation_ref: [i, start, end]`, the span of history
+  message `i` holding the full text; they still load); a long `problem_statement` is stored as a
+  preview plus `problem_statement_ref`.
 
-`load_trajectory` resolves both, so callers see every query and observation in full.
+`load_trajectory` resolves every reference, so callers see every query and observation in full.
 
 While the episode runs, the trajectory lives in `<id>.traj.jsonl`: one JSON object per line,
 appended and flushed to disk after every step (`header`, `messages` added to the history, the
@@ -44,7 +47,7 @@ from swe_aci.records import (
 )
 
 JOURNAL_SUFFIX = ".jsonl"
-INLINE_TEXT = 2000  # longer observations are stored once, in their history message
+INLINE_TEXT = 2000  # a longer problem statement is stored once, in its history message
 PREVIEW_TEXT = 500
 STEP_DEFAULTS: dict[str, Any] = {
     "thought": "",
@@ -115,15 +118,14 @@ class TrajectoryWriter:
         record = self._extend(messages)
         statement = header.get("problem_statement")
         if isinstance(statement, str):
-            for key, value in text_reference(statement, messages, 0).items():
+            for key, value in text_reference(statement, messages, "problem_statement").items():
                 header[key] = self.data[key] = value
         self._append({"header": header, **record, "info": info})
 
     def append(self, messages: list[Message], step: dict[str, Any], info: dict[str, Any]) -> None:
         """Add messages to the history, a step (its query as history references), the info."""
-        first_new = len(self.data["history"])
         record = self._extend(messages)
-        compact = compact_step(step, self.data["history"], first_new)
+        compact = compact_step(step, self.data["history"])
         self.data["trajectory"].append(compact)
         self._append({**record, "step": compact, "info": info})
 
@@ -149,12 +151,10 @@ class TrajectoryWriter:
         os.fdatasync(self._stream.fileno())
 
 
-def compact_step(step: dict[str, Any], history: list[Message], first_new: int) -> dict[str, Any]:
-    """The step as stored: its query as references into `history`, a long observation as a
-    reference into the messages added with it (from `first_new` on)."""
+def compact_step(step: dict[str, Any], history: list[Message]) -> dict[str, Any]:
+    """The step as stored: its query as references into `history`, its observation in full."""
     compact = dict(step)
     compact["query"] = [query_reference(m, history, i) for i, m in enumerate(step["query"])]
-    compact.update(text_reference(step["observation"], history, first_new, "observation"))
     return compact
 
 
@@ -172,14 +172,12 @@ def query_reference(message: Message, history: list[Message], index: int) -> Any
     return message
 
 
-def text_reference(
-    text: str, history: list[Message], first: int, key: str = "problem_statement"
-) -> dict[str, Any]:
+def text_reference(text: str, history: list[Message], key: str) -> dict[str, Any]:
     """`{key: preview, key_ref: [i, start, end]}` when a long `text` is found in history message
-    `i` >= `first`; else nothing to change."""
+    `i`; else nothing to change."""
     if len(text) <= INLINE_TEXT:
         return {}
-    for index in range(len(history) - 1, first - 1, -1):
+    for index in range(len(history) - 1, -1, -1):
         content = history[index].get("content")
         start = content.find(text) if isinstance(content, str) else -1
         if start >= 0:
