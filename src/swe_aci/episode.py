@@ -4,13 +4,9 @@ that run many episodes."""
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import hashlib
 import importlib
-import os
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -26,7 +22,7 @@ from swe_aci.github.config import GitHubConfig
 from swe_aci.models.config import LocalConfig, ModelConfig
 from swe_aci.pipeline.config import AgentStrategy, AttemptsStrategy, PipelineStrategy
 from swe_aci.rag.config import RagStrategy
-from swe_aci.records import check_instance_id, instance_id_from
+from swe_aci.records import OutputLock, check_instance_id, instance_id_from
 from swe_aci.strategy import EpisodeRun, Strategy
 from swe_aci.trajectory.progress import OnProgress
 from swe_aci.trajectory.result import EpisodeResult, StepRecord
@@ -64,10 +60,6 @@ StrategyConfig = Annotated[
 """The `strategy:` section, a discriminated union on `type` (a config names one strategy and
 only that strategy's keys): `{type: agent}` (the default), `{type: pipeline, ...}`,
 `{type: attempts, ...}` or `{type: rag, ...}`."""
-
-
-class InstanceBusy(Exception):
-    """Another run holds the instance's output directory (one line for the user)."""
 
 
 class EpisodeConfig(BaseModel):
@@ -141,45 +133,6 @@ def instance_id_for(source: str, problem_statement: str) -> str:
     return f"{instance_id_from(repo_name(source), 'repo')}-{digest}"
 
 
-@contextmanager
-def instance_lock(directory: Path) -> Iterator[None]:
-    """Hold an exclusive lock on an instance's output directory for the whole episode, so two
-    runs never write the same files; a second run fails at once with one line.
-
-    Directories the lock had to create are removed again if the run left them empty (it failed
-    before writing anything).
-    """
-    absolute = Path(os.path.abspath(directory))
-    created = [path for path in (absolute, *absolute.parents) if not path.exists()]
-    directory.mkdir(parents=True, exist_ok=True)
-    handle = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise InstanceBusy(
-                f"another run is writing {directory}: wait for it to end, or choose another "
-                "--output-dir or --instance-id"
-            ) from None
-        if not same_directory(handle, directory):  # removed by the run that held it before
-            raise InstanceBusy(f"{directory} was removed while this run started; run it again")
-        yield
-    finally:
-        for path in created:  # deepest first; only while still empty
-            with contextlib.suppress(OSError):
-                path.rmdir()
-        os.close(handle)
-
-
-def same_directory(handle: int, directory: Path) -> bool:
-    try:
-        current = os.stat(directory)
-    except FileNotFoundError:
-        return False
-    opened = os.fstat(handle)
-    return (opened.st_dev, opened.st_ino) == (current.st_dev, current.st_ino)
-
-
 def run_episode(
     config: EpisodeConfig,
     workspace: Workspace,
@@ -199,7 +152,7 @@ def run_episode(
     repository, `recipes.task_workspace(task, config.env)` for a task row. `gold_patch` is the
     task row's, read only by a strategy that asks for it (RAG's oracle retrieval).
 
-    The instance's output directory is locked for the whole episode (InstanceBusy if another
+    The instance's output directory is locked for the whole episode (OutputLockError if another
     run holds it); the episode's files replace those of any earlier run of the same instance.
     """
     check_instance_id(instance_id)
@@ -214,7 +167,7 @@ def run_episode(
         on_progress,
         gold_patch,
     )
-    with instance_lock(output_dir / instance_id):
+    with OutputLock.instance(output_dir / instance_id):
         return run_strategy(run)
 
 

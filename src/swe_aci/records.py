@@ -133,14 +133,15 @@ def write_text_atomic(path: Path, text: str) -> None:
         raise
 
 
-# -- one process per output directory ------------------------------------------------------------
-# `evaluate` (and any command writing a run's directory) holds an exclusive lock on
-# `<output>/.swe-aci.lock` for its whole life; a second process fails at once with one line naming
-# the holder's pid. The lock is the kernel's (`flock`), so it goes with the process however it
-# ends, and a stale lock file is simply taken over.
+# -- one process per directory ---------------------------------------------------------------------
+# A command writing a run's directory (`batch`, `evaluate`, `compare`) holds an exclusive lock on
+# it for its whole life, and every episode one on its instance's directory; a second process fails
+# at once with one line naming the holder's pid. The lock is the kernel's (`flock` on the
+# directory itself), so it goes with the process however it ends, and it adds no file to the
+# directory.
 
-LOCK_FILE = ".swe-aci.lock"
-PID_BYTES = 32
+LOCKS_FILE = Path("/proc/locks")
+LOCKS_BYTES = 4 << 20  # read at most this much of /proc/locks to name a holder
 
 
 class OutputLockError(Exception):
@@ -148,33 +149,58 @@ class OutputLockError(Exception):
 
 
 class OutputLock:
-    """A held lock: `with OutputLock.acquire(directory, "evaluate"):` (the directory is created
-    if missing); released when the block ends."""
+    """A held lock: `with OutputLock.acquire(directory, "evaluate"):` for a command's output
+    directory, `with OutputLock.instance(directory):` for an episode's; released when the block
+    ends. Either creates the directory if missing."""
 
-    def __init__(self, handle: int) -> None:
+    def __init__(self, handle: int, created: list[Path]) -> None:
         self.handle: int | None = handle
+        self.created = created  # removed again on release while still empty (instance locks)
 
     @classmethod
     def acquire(cls, directory: Path, command: str) -> OutputLock:
-        """Take the lock now, or raise OutputLockError naming the holder's pid."""
-        path = directory / LOCK_FILE
+        """Take the lock of a command's output directory now, or raise OutputLockError."""
+        return cls._take(directory, f"give {command} another --output-dir", tidy=False)
+
+    @classmethod
+    def instance(cls, directory: Path) -> OutputLock:
+        """Take the lock of an instance's directory for its episode, or raise OutputLockError.
+        Directories it had to create are removed again if the run left them empty (it failed
+        before writing anything)."""
+        return cls._take(directory, "choose another --output-dir or --instance-id", tidy=True)
+
+    @classmethod
+    def _take(cls, directory: Path, advice: str, *, tidy: bool) -> OutputLock:
+        absolute = Path(os.path.abspath(directory))
+        created = [path for path in (absolute, *absolute.parents) if not path.exists()]
         try:
             directory.mkdir(parents=True, exist_ok=True)
-            handle = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+            handle = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
         except OSError as exc:
             raise OutputLockError(f"cannot lock {directory}: {exc.strerror}") from None
+        lock = cls(handle, created if tidy else [])
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            holder = os.pread(handle, PID_BYTES, 0).decode("ascii", "replace").strip()
-            os.close(handle)
+            holder = lock_holder(os.fstat(handle))
+            lock.release()
             raise OutputLockError(
-                f"{directory} is in use by another swe-aci process (pid {holder or '?'}): "
-                f"wait for it to end, or give {command} another --output-dir"
+                f"another run is writing {directory} (pid {holder or '?'}): wait for it to end, "
+                f"or {advice}"
             ) from None
-        os.ftruncate(handle, 0)
-        os.pwrite(handle, f"{os.getpid()}\n".encode("ascii"), 0)
-        return cls(handle)
+        if not same_directory(handle, directory):  # removed by the run that held it before
+            lock.release()
+            raise OutputLockError(f"{directory} was removed while this run started; run it again")
+        return lock
+
+    def release(self) -> None:
+        if self.handle is None:
+            return
+        for path in self.created:  # deepest first; only while still empty
+            with contextlib.suppress(OSError):
+                path.rmdir()
+        os.close(self.handle)
+        self.handle = None
 
     def __enter__(self) -> OutputLock:
         return self
@@ -185,8 +211,28 @@ class OutputLock:
         exc: BaseException | None,
         traceback: TracebackType | None,
     ) -> None:
-        if self.handle is not None:
-            with contextlib.suppress(OSError):
-                os.ftruncate(self.handle, 0)
-            os.close(self.handle)
-            self.handle = None
+        self.release()
+
+
+def same_directory(handle: int, directory: Path) -> bool:
+    try:
+        current = os.stat(directory)
+    except FileNotFoundError:
+        return False
+    opened = os.fstat(handle)
+    return (opened.st_dev, opened.st_ino) == (current.st_dev, current.st_ino)
+
+
+def lock_holder(stat: os.stat_result) -> str | None:
+    """The pid holding a flock on the file of `stat`, from /proc/locks (None: not found)."""
+    device = f"{os.major(stat.st_dev):02x}:{os.minor(stat.st_dev):02x}:{stat.st_ino}"
+    try:
+        with open(LOCKS_FILE, "rb") as handle:
+            text = handle.read(LOCKS_BYTES).decode("ascii", "replace")
+    except OSError:
+        return None
+    for line in text.splitlines():
+        fields = line.split()
+        if len(fields) >= 6 and fields[1] == "FLOCK" and fields[5] == device:
+            return fields[4]
+    return None

@@ -22,6 +22,7 @@ from swe_aci.records import (
     PREDS_FILE,
     RESULTS_FILE,
     RUN_RECORD_FILE,
+    OutputLock,
     Prediction,
     predictions_json,
     write_json_atomic,
@@ -132,10 +133,8 @@ class BatchOutputs:
     @staticmethod
     def start_instance_in(directory: Path, instance_id: str) -> None:
         """An instance (re)starting from scratch: whatever a killed attempt left is removed, under
-        the instance's lock, so files another run is writing are never deleted (InstanceBusy)."""
-        from swe_aci.episode import instance_lock
-
-        with instance_lock(directory / instance_id):
+        the instance's lock, so files another run is writing are never deleted (OutputLockError)."""
+        with OutputLock.instance(directory / instance_id):
             for entry in (directory / instance_id).iterdir():
                 if entry.is_dir() and not entry.is_symlink():
                     shutil.rmtree(entry, ignore_errors=True)

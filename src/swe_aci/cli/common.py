@@ -84,7 +84,6 @@ def user_errors() -> tuple[type[Exception], ...]:
     """The exception types whose message is meant for the user."""
     from swe_aci.configuration import ConfigError
     from swe_aci.env.base import SandboxError
-    from swe_aci.episode import InstanceBusy
     from swe_aci.github.client import GitHubError
     from swe_aci.models.base import ModelAuthError, ModelConfigError
     from swe_aci.recipes import RecipeError
@@ -98,7 +97,6 @@ def user_errors() -> tuple[type[Exception], ...]:
         ConfigError,
         SandboxError,
         UsageError,
-        InstanceBusy,
         InstanceIdError,
         OutputLockError,
         ModelConfigError,
