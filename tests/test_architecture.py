@@ -4,6 +4,7 @@ docs/architecture.md prints the layer block that order gives."""
 
 from __future__ import annotations
 
+import ast
 import re
 import subprocess
 import sys
@@ -161,3 +162,17 @@ def test_one_episode_runs_without_the_batch_layer() -> None:
     }
     assert "swe_aci.recipes" in imported and "swe_aci.episode" in imported
     assert not {module for module in imported if layers.layer_of(module) == "batch"}
+
+
+def test_every_strategy_records_through_the_one_recorder() -> None:
+    """The journal's writer and the predictions' writer are the recorder's business: no strategy
+    holds its own copy of the episode frame."""
+    writers = {"TrajectoryWriter", "write_predictions"}
+    found = []
+    for module, path in layers.modules().items():
+        if layers.layer_of(module) == "trajectory":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("swe_aci."):
+                found += [f"{module}: {a.name}" for a in node.names if a.name in writers]
+    assert found == []
