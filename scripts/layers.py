@@ -48,6 +48,7 @@ LAYERS: tuple[str, ...] = (
     "__main__",
 )
 
+
 def module_name(path: Path) -> str:
     parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
