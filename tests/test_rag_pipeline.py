@@ -325,3 +325,23 @@ def test_a_rag_prediction_resolves_a_humanevalfix_task(tmp_path: Path) -> None:
     assert report.outcome == "resolved", report.message
     unfixed = evaluate_instance(task, "", EnvConfig(backend="local"), tmp_path / "eval0", 60)
     assert unfixed.outcome != "resolved"
+
+
+@pytest.mark.slow
+def test_a_rag_batch_on_ray(tmp_path: Path) -> None:
+    pytest.importorskip("ray")
+    task_file = generated_task_file(tmp_path, 2)
+    out = tmp_path / "out"
+    arguments = rag_batch(task_file, out, replies=[f"<patch>\n{GOLD_PATCH}</patch>"])
+    result = subprocess.run(
+        [sys.executable, "-m", "swe_aci", *arguments, "--executor", "ray", "--workers", "2"],
+        env={**os.environ, "PYTHONPATH": SRC, "NO_COLOR": "1"},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    preds = json.loads((out / "preds.json").read_text())
+    assert sorted(preds) == ["demo__calc-0", "demo__calc-1"]
+    assert all("a + b" in prediction["model_patch"] for prediction in preds.values())
+    assert the_step(out, "demo__calc-0")["pipeline"]["status"] == "applied"
