@@ -60,20 +60,26 @@ def test_these_layers_import_neither_the_agent_loop_nor_rag(layer: str) -> None:
     assert reached == set(), sorted(reached)
 
 
-def test_the_inspector_app_loads_at_most_60_modules() -> None:
-    """The read-only inspector needs the records, not batch or a strategy."""
-    program = (
-        "import sys\nimport swe_aci.inspector.app\n"
-        "print(' '.join(sorted(m for m in sys.modules if m.startswith('swe_aci'))))\n"
-    )
+def loaded_after(program: str) -> list[str]:
+    """The `swe_aci.*` modules a fresh interpreter holds after running `program`."""
     result = subprocess.run(
-        [sys.executable, "-c", program],
+        [
+            sys.executable,
+            "-c",
+            f"import sys\n{program}"
+            "print(' '.join(sorted(m for m in sys.modules if m.startswith('swe_aci.'))))\n",
+        ],
         capture_output=True,
         text=True,
         env={"PYTHONPATH": str(ROOT / "src"), "PATH": "/usr/bin:/bin"},
         check=True,
     )
-    loaded = result.stdout.split()
+    return result.stdout.split("\n")[-2].split()
+
+
+def test_the_inspector_app_loads_at_most_60_modules() -> None:
+    """The read-only inspector needs the records, not batch or a strategy."""
+    loaded = ["swe_aci", *loaded_after("import swe_aci.inspector.app\n")]
     assert len(loaded) <= 60, loaded
     assert not [m for m in loaded if layers.layer_of(m) in ("batch", "pipeline", "agent", "rag")]
 
@@ -133,21 +139,11 @@ def test_the_architecture_table_lists_the_layers_in_order() -> None:
 
 @pytest.mark.parametrize("argv", [["--help"], []])
 def test_the_help_loads_no_layer_below_the_cli(argv: list[str]) -> None:
-    program = (
-        "import sys\n"
+    loaded = loaded_after(
         f"sys.argv = ['swe-aci', *{argv!r}]\n"
         "from swe_aci.cli import main\n"
         "try:\n    main()\nexcept SystemExit:\n    pass\n"
-        "print(' '.join(sorted(m for m in sys.modules if m.startswith('swe_aci.'))))\n"
     )
-    result = subprocess.run(
-        [sys.executable, "-c", program],
-        capture_output=True,
-        text=True,
-        env={"PYTHONPATH": str(ROOT / "src"), "PATH": "/usr/bin:/bin"},
-        check=True,
-    )
-    loaded = result.stdout.split("\n")[-2].split()
     assert loaded and all(module.startswith("swe_aci.cli") for module in loaded), loaded
 
 
