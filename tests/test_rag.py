@@ -247,3 +247,15 @@ def test_apply_diff_refuses_paths_outside_the_repository(
     result = apply_diff(library_env, escape)
     assert result.model_patch == ""
     assert not list(Path(library_env.repo_path).parents[1].glob("escaped.py"))
+
+
+def test_a_bm25_config_without_bm25s_is_one_config_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Caught when the config loads (run, batch, compare), not per instance."""
+    from swe_aci.configuration import ConfigError
+
+    monkeypatch.setitem(sys.modules, "bm25s", None)
+    with pytest.raises(ConfigError, match=r"strategy.retrieval: BM25 retrieval needs the bm25s"):
+        load_config("baselines/rag")
+    assert (
+        load_config("baselines/rag", ["strategy.retrieval=oracle"]).strategy.retrieval == "oracle"
+    )

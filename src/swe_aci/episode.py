@@ -124,6 +124,13 @@ def load_config(path: str | Path | None = None, overrides: Sequence[str] = ()) -
         load_demonstrations(config.agent.demonstrations)
     except TrajectoryError as error:
         raise ConfigError(f"config {config_path}: agent.demonstrations: {error}") from None
+    if isinstance(config.strategy, RagStrategy) and config.strategy.retrieval == "bm25":
+        from swe_aci.retrieval.bm25 import RetrievalUnavailable, check_available
+
+        try:
+            check_available()
+        except RetrievalUnavailable as error:
+            raise ConfigError(f"config {config_path}: strategy.retrieval: {error}") from None
     return config
 
 

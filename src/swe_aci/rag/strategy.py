@@ -34,11 +34,11 @@ EXIT_OF = {
 
 class RetrievalBaseline:
     def run(self, episode: EpisodeRun) -> EpisodeResult:
-        from swe_aci.retrieval.bm25 import bm25s_module
+        from swe_aci.retrieval.bm25 import check_available
 
         config: RagStrategy = episode.config.strategy
         if config.retrieval == "bm25":
-            bm25s_module()  # RetrievalUnavailable before any sandbox opens
+            check_available()  # RetrievalUnavailable before any sandbox opens
         with episode.sandbox() as (environment, cleanup):
             model = make_rag_model(episode.config.model)
             if close_model := getattr(model, "close", None):

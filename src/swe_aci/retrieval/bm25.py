@@ -22,14 +22,23 @@ class Ranked:
     score: float
 
 
+UNAVAILABLE = "BM25 retrieval needs the bm25s package: pip install 'swe-aci[rag]'"
+
+
 def bm25s_module() -> Any:
     try:
         import bm25s
     except ImportError:
-        raise RetrievalUnavailable(
-            "BM25 retrieval needs the bm25s package: pip install 'swe-aci[rag]'"
-        ) from None
+        raise RetrievalUnavailable(UNAVAILABLE) from None
     return bm25s
+
+
+def check_available() -> None:
+    """RetrievalUnavailable unless bm25s can be imported (without importing it)."""
+    from importlib.util import find_spec
+
+    if find_spec("bm25s") is None:
+        raise RetrievalUnavailable(UNAVAILABLE)
 
 
 def rank(query: str, documents: list[Document]) -> list[Ranked]:
