@@ -347,3 +347,18 @@ def test_a_rag_batch_on_ray(tmp_path: Path) -> None:
     assert sorted(preds) == ["demo__calc-0", "demo__calc-1"]
     assert all("a + b" in prediction["model_patch"] for prediction in preds.values())
     assert the_step(out, "demo__calc-0")["pipeline"]["status"] == "applied"
+
+
+def test_compare_runs_the_rag_config_beside_the_agent(tmp_path: Path) -> None:
+    test_cmd = f"{sys.executable} -m pytest -rA -p no:cacheprovider"
+    task_file = generated_task_file(tmp_path, 1, test_cmd=test_cmd)
+    out = tmp_path / "cmp"
+    script = json.dumps([f"<patch>\n{GOLD_PATCH}</patch>"])
+    result = cli(
+        "compare", "--configs", "default,baselines/rag", "--instances", str(task_file),
+        "--env", "local", "--model", "scripted", "--set", f"model.script={script}",
+        "--output-dir", str(out), "--cache-dir", str(tmp_path / "cache"),
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    configs = json.loads((out / "comparison.json").read_text())["configs"]
+    assert [config["resolved"] for config in configs] == [0, 1]
