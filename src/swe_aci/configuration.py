@@ -27,7 +27,12 @@ if TYPE_CHECKING:
 Schema = TypeVar("Schema", bound=BaseModel)
 
 DEFAULT_CONFIG_NAME = "default"
-BUILTIN_GROUPS = ("", "ablations", "baselines", "tools")  # subdirectories of the built-in config directory
+BUILTIN_GROUPS = (
+    "",
+    "ablations",
+    "baselines",
+    "tools",
+)  # subdirectories of the built-in config directory
 BUILTIN_NAME = re.compile(r"[\w-]+(/[\w-]+)?")
 
 
