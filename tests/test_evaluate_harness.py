@@ -24,6 +24,7 @@ from env_helpers import skip_unavailable
 from swe_aci.cli import app
 from swe_aci.env.config import EnvConfig
 from swe_aci.evaluate.harness import MAX_LOG_BYTES, evaluate_instance
+from swe_aci.records import lock_holder
 from swe_aci.tasks import Task
 
 PLAIN = {"NO_COLOR": "1", "FORCE_COLOR": None, "TTY_COMPATIBLE": None, "COLUMNS": "200"}
@@ -382,9 +383,10 @@ def test_a_second_evaluate_on_the_same_output_directory_fails_naming_the_first(
         [*command, "--timeout", "8"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
     try:
-        lock = out / ".swe-aci.lock"
         deadline = time.monotonic() + 60
-        while not (lock.is_file() and lock.read_text().strip()) and time.monotonic() < deadline:
+        while time.monotonic() < deadline and not (
+            out.is_dir() and lock_holder(out.stat()) == str(first.pid)
+        ):
             time.sleep(0.1)
         second = subprocess.run(command, env=env, capture_output=True, text=True, timeout=60)
         assert second.returncode == 2, second.stderr
