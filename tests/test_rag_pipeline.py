@@ -156,6 +156,7 @@ def test_oracle_without_a_gold_patch_is_recorded(greet_tasks: Path, tmp_path: Pa
     config = config_with("unused", extra=("strategy.retrieval=oracle",))
     result = run_rag(config, task, tmp_path / "out")
     assert result.exit_status == "exit_error"
+    assert result.error == "oracle retrieval needs the row's gold patch"
     assert the_step(tmp_path / "out", "greet-1")["pipeline"]["status"] == "no_gold_patch"
 
 

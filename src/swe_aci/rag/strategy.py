@@ -45,10 +45,7 @@ class RetrievalBaseline:
                 cleanup.callback(close_model)
             record = episode.recorder(episode.config.model.name)
             record.start(episode.problem_statement, {"strategy": config.model_dump(mode="json")})
-            return record.run(
-                lambda: predict(environment, episode, config, model, record),
-                steps=lambda: 1 if record.steps else 0,
-            )
+            return record.run(lambda: predict(environment, episode, config, model, record))
 
 
 def predict(
@@ -143,6 +140,8 @@ def end(
     exit_status = exit_status or (SUBMITTED if status == "applied" else EXIT_OF[status])
     details.update(status=status, reason=reason)
     record.info.update(exit_status=exit_status, submission=submission, rag_status=status)
+    if exit_status == "exit_error":
+        record.info["error"] = reason
     included = len(details.get("included", []))
     thought = f"{details['retrieval']} retrieval: {included} files in the prompt"
     observation = status if reason is None else f"{status}: {reason}"
