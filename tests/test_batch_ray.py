@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from batch_helpers import EDIT, SUBMIT, generated_task_file, scripted_overrides
-from swe_aci.batch.outputs import BatchOutputs
-from swe_aci.batch.runner import WORKER_DIED, BatchOptions, BatchRunner
+from swe_aci.batch.outputs import WORKER_DIED, BatchOutputs
+from swe_aci.batch.runner import BatchOptions, BatchRunner
 from swe_aci.episode import load_config
 from swe_aci.tasks import load_tasks
 

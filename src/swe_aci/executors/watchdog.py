@@ -1,0 +1,21 @@
+"""`python -m swe_aci.executors.watchdog OWNER_PID`, started by `owned.watch_owner`: waits for
+end-of-file on stdin (the owner ended), then kills what the owner left (`owned.kill_owned`)."""
+
+from __future__ import annotations
+
+import signal
+import sys
+
+from swe_aci.executors.owned import kill_owned
+
+
+def main() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    owner = int(sys.argv[1])
+    while sys.stdin.buffer.read(65536):
+        pass
+    kill_owned(owner)
+
+
+if __name__ == "__main__":
+    main()
