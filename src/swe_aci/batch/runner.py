@@ -10,8 +10,10 @@ output directory must then be on a filesystem all nodes share (see executors/ray
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import logging
+import os
 import shutil
 import signal
 import threading
@@ -110,6 +112,9 @@ class InstanceWork:
             )
         except FatalBatchError as error:
             return InstanceFatal(instance_id, str(error))
+        if (problem := output_problem(self.output_dir)) is not None:
+            channel.request_stop()  # this worker starts nothing new before the driver hears it
+            return InstanceFatal(instance_id, problem)
         if result.exit_status is None:
             return InstanceDone(result)
         completed = completed_instance(result, self.output_dir, task)
@@ -128,8 +133,36 @@ def lost_instance(task: Task, error: BaseException) -> InstanceDone | InstanceFa
     return InstanceDone(InstanceResult(task.instance_id, EXCEPTION_ERROR, error=repr(error)[:500]))
 
 
-class OutputDiskFull(Exception):
-    """The output directory's filesystem is full (one line: the path and its free space)."""
+PROBE_BYTES = 1 << 20  # an output disk with less room than this is full
+
+
+def output_problem(directory: Path, error: OSError | None = None) -> str | None:
+    """Why results cannot be written to `directory` (one line: a full disk names the path and
+    its free space), from `error` or from writing a probe of PROBE_BYTES; None when they can."""
+    if error is None:
+        probe = directory / f".space-probe-{os.getpid()}-{threading.get_ident()}"
+        try:
+            with open(probe, "wb") as handle:
+                handle.write(bytes(PROBE_BYTES))
+                handle.flush()
+                os.fsync(handle.fileno())
+        except OSError as caught:
+            error = caught
+        finally:
+            with contextlib.suppress(OSError):
+                probe.unlink()
+        if error is None:
+            return None
+    if error.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
+        try:
+            free = f"{shutil.disk_usage(directory).free / 1e6:.1f} MB free"
+        except OSError:
+            free = "free space unknown"
+        return (
+            f"the output disk is full: cannot write to {directory} ({free}); "
+            "free space and run again to resume"
+        )
+    return f"cannot write to {directory}: {error.strerror or error}"
 
 
 class BatchRunner:
@@ -281,15 +314,7 @@ class BatchRunner:
     def _output_failed(self, result: InstanceResult, error: OSError) -> None:
         """A result that cannot be written (a full disk): the batch stops; the result is not
         recorded (the files on disk are as before: atomic writes), so a resume redoes it."""
-        directory = self.outputs.directory
-        if error.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
-            free = shutil.disk_usage(directory).free if directory.exists() else 0
-            message = (
-                f"the output disk is full: cannot write to {directory} "
-                f"({free / 1e6:.1f} MB free); free space and run again to resume"
-            )
-        else:
-            message = f"cannot write to {directory}: {error.strerror or error}"
+        message = output_problem(self.outputs.directory, error)
         logger.error("%s: not recorded: %s", result.instance_id, message)
         self.state.fatal = message
         self.request_stop("output directory not writable")

@@ -32,6 +32,9 @@ class Channel(Protocol):
 
     def stopping(self) -> bool: ...
 
+    def request_stop(self) -> None:
+        """No new item starts (what the driver does on a fatal event, done at once)."""
+
 
 class WorkerLost(Exception):
     """The process running an item died (and its retry too)."""

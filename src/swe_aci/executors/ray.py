@@ -129,6 +129,9 @@ class BoardChannel:
     def stopping(self) -> bool:
         return bool(ray_get(self.board.stopping.remote(), False))
 
+    def request_stop(self) -> None:
+        self.board.request_stop.remote()
+
 
 def run_on_ray_worker(work: Callable[[Any, Any], object], item: Any, board: Any) -> object:
     """A Ray task: one item, from scratch (a retried task starts over)."""

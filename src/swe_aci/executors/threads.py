@@ -106,3 +106,6 @@ class _QueueChannel:
 
     def stopping(self) -> bool:
         return self.executor.stopping()
+
+    def request_stop(self) -> None:
+        self.executor.stop()
