@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import cast
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -46,7 +47,7 @@ def prebuild(tasks: list[Task], backend: str, workers: int, cache_dir: Path | No
     todo = list(reversed(with_recipe))
 
     def built(event: object) -> None:
-        instance_id, seconds, error = event  # type: ignore[misc]
+        instance_id, seconds, error = cast("tuple[str, float, str | None]", event)
         progress.advance(bar)
         if error is None:
             console.print(f"built {instance_id} ({seconds:.1f} s)", markup=False)
