@@ -197,6 +197,7 @@ class BatchRunner:
         self.executor = self._executor()
         self._lock = threading.Lock()
         self._interrupts = 0
+        self._ended: set[str] = set()
 
     def _executor(self) -> Executor:
         if self.options.executor == "ray":
@@ -267,6 +268,8 @@ class BatchRunner:
     def _handle(self, event: object) -> None:
         match event:
             case InstanceStarted(instance_id):
+                if instance_id in self._ended:
+                    return  # on Ray the start may arrive after the end (the board lags)
                 self.state.running[instance_id] = Running(time.monotonic())
                 logger.info("%s: started", instance_id)
             case StepDone(instance_id, steps, action):
@@ -274,6 +277,7 @@ class BatchRunner:
                     running.steps, running.action = steps, action
             case InstanceFatal(instance_id, message):
                 self.state.running.pop(instance_id, None)
+                self._ended.add(instance_id)
                 if self.state.fatal is None:
                     self.state.fatal = message
                 self.request_stop("fatal error")
@@ -282,11 +286,10 @@ class BatchRunner:
 
     def _finished(self, result: InstanceResult) -> None:
         self.state.running.pop(result.instance_id, None)
+        self._ended.add(result.instance_id)
         if result.exit_status is None:
             logger.info("%s: interrupted, will be redone", result.instance_id)
             return
-        if self.state.fatal is not None:
-            return  # the disk is full or the batch is stopping on a fatal error: not recorded
         try:
             self.outputs.record(result)
         except OSError as error:
@@ -316,7 +319,8 @@ class BatchRunner:
         recorded (the files on disk are as before: atomic writes), so a resume redoes it."""
         message = output_problem(self.outputs.directory, error)
         logger.error("%s: not recorded: %s", result.instance_id, message)
-        self.state.fatal = message
+        if self.state.fatal is None:
+            self.state.fatal = message
         self.request_stop("output directory not writable")
 
     def _recorded_cost(self) -> float:

@@ -51,7 +51,7 @@ class RayExecutor:
     def run(self, jobs: Jobs[Any], on_event: Callable[[object], None]) -> None:
         ray = start_ray(self.address)
         remote = ray.remote(max_retries=1, num_cpus=1)(run_on_ray_worker)
-        board = ray.remote(num_cpus=0, scheduling_strategy=driver_node(ray))(Board).remote()
+        board = ray.remote(num_cpus=0, scheduling_strategy=driver_node(ray))(StepBoard).remote()
         self._board = board
         if self._stopping:
             board.request_stop.remote()
@@ -95,7 +95,7 @@ class RayExecutor:
             return jobs.failed(item, lost)
 
 
-class Board:
+class StepBoard:
     """A Ray actor between the driver and the workers: the events the workers post, until the
     driver takes them, and whether the run is stopping."""
 
