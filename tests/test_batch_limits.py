@@ -189,3 +189,30 @@ def test_the_build_steps_of_an_owner_killed_with_9_die_with_it(tmp_path: Path) -
         if pidfile.exists():
             with contextlib.suppress(ProcessLookupError):
                 os.kill(int(pidfile.read_text()), signal.SIGKILL)
+
+
+def test_the_next_start_sweeps_the_ray_processes_of_a_dead_owner_only(tmp_path: Path) -> None:
+    from swe_aci.env.cleanup import MARKER_VARIABLE
+    from swe_aci.executors.owned import owner_marker, sweep_dead_owners
+
+    dead_owner = subprocess.Popen(["true"])
+    dead_owner.wait()
+
+    def ray_process(owner: int) -> subprocess.Popen[bytes]:
+        env = {**os.environ, MARKER_VARIABLE: owner_marker("ray", owner)}
+        return subprocess.Popen(["bash", "-c", "sleep 60 & wait"], env=env, start_new_session=True)
+
+    def started(process: subprocess.Popen[bytes]) -> bool:
+        return MARKER_VARIABLE.encode() in Path(f"/proc/{process.pid}/environ").read_bytes()
+
+    orphan, ours = ray_process(dead_owner.pid), ray_process(os.getpid())
+    try:
+        assert wait_for(lambda: started(orphan) and started(ours), 10)
+        assert dead_owner.pid in sweep_dead_owners("ray")
+        assert orphan.wait(timeout=10) == -signal.SIGKILL
+        assert ours.poll() is None
+    finally:
+        for process in (orphan, ours):
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
+            process.wait()

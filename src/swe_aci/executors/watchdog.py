@@ -1,12 +1,11 @@
 """`python -m swe_aci.executors.watchdog OWNER_PID`, started by `owned.watch_owner`: waits for
-end-of-file on stdin (the owner ended), then kills what the owner left (`owned.kill_owned`)."""
+end-of-file on stdin (the owner ended), then kills what the owner left (`owned.kill_owned`).
+Only the standard library is loaded while it waits (about 10 MB), the rest once it acts."""
 
 from __future__ import annotations
 
 import signal
 import sys
-
-from swe_aci.executors.owned import kill_owned
 
 
 def main() -> None:
@@ -14,6 +13,8 @@ def main() -> None:
     owner = int(sys.argv[1])
     while sys.stdin.buffer.read(65536):
         pass
+    from swe_aci.executors.owned import kill_owned
+
     kill_owned(owner)
 
 
