@@ -190,7 +190,9 @@ def test_the_ray_processes_of_a_batch_killed_with_9_die_with_it(tmp_path: Path) 
         ray_processes = descendants(driver.pid)
         os.kill(driver.pid, signal.SIGKILL)
         driver.wait()
-        assert wait_for(lambda: not any(alive(pid) for pid in ray_processes), 30)
+        gone = wait_for(lambda: not any(alive(pid) for pid in ray_processes), 30)
+        left = [f"{pid} {command_line(pid)[:80]}" for pid in ray_processes if alive(pid)]
+        assert gone, left
     finally:
         if driver.poll() is None:
             driver.kill()

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import signal
 import subprocess
 import sys
 import threading
@@ -46,8 +47,42 @@ def watch_owner() -> None:
         _watchdog = (os.getpid(), process)
 
 
-def watchdog_pid() -> int | None:
-    return _watchdog[1].pid if _watchdog is not None and _watchdog[0] == os.getpid() else None
+def adopt(pids: set[int]) -> None:
+    """Have the watchdog kill `pids` too when this process ends: processes of ours that do not
+    carry the marker (Ray's agents, which the raylet starts with an environment of its own).
+    Each goes with its start time, so a pid reused meanwhile is left alone."""
+    watch_owner()
+    assert _watchdog is not None and _watchdog[1].stdin is not None
+    lines = "".join(f"{pid} {start}\n" for pid in pids if (start := start_time(pid)) is not None)
+    with _lock, contextlib.suppress(OSError):
+        _watchdog[1].stdin.write(lines.encode())
+        _watchdog[1].stdin.flush()
+
+
+def start_time(pid: int) -> str | None:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            stat = handle.read().decode()
+    except OSError:
+        return None
+    return stat[stat.rfind(")") + 2 :].split()[19]
+
+
+def marked(marker: str) -> set[int]:
+    """The processes whose environment holds `SWE_ACI_SANDBOX=marker`."""
+    return {pid for pid, environ in environments() if f"{MARKER_VARIABLE}={marker}" in environ}
+
+
+def environments() -> Iterator[tuple[int, list[str]]]:
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/environ", "rb") as handle:
+                environ = handle.read(1 << 20)
+        except OSError:
+            continue
+        yield int(entry.name), environ.decode(errors="replace").split("\0")
 
 
 @contextlib.contextmanager
@@ -72,28 +107,25 @@ def owned_environment(kind: str) -> Iterator[str]:
 def sweep_dead_owners(kind: str) -> list[int]:
     """SIGKILL the processes marked `kind` whose owner died without ending them, with their
     descendants; return the dead owners' pids. Processes of a live owner are left alone."""
-    pattern = re.compile(
-        rb"^" + re.escape(MARKER_VARIABLE.encode()) + rb"=" + kind.encode() + rb"-(\d+)$"
-    )
-    owners: set[int] = set()
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry.name}/environ", "rb") as handle:
-                environ = handle.read(1 << 20)
-        except OSError:
-            continue
-        for variable in environ.split(b"\0"):
-            if match := pattern.match(variable):
-                owners.add(int(match.group(1)))
+    pattern = re.compile(re.escape(f"{MARKER_VARIABLE}={kind}-") + r"(\d+)")
+    owners = {
+        int(match.group(1))
+        for _, environ in environments()
+        for variable in environ
+        if (match := pattern.fullmatch(variable))
+    }
     orphaned = sorted(owner for owner in owners if owner != os.getpid() and not pid_alive(owner))
     for owner in orphaned:
         kill_marked_processes(owner_marker(kind, owner))
     return orphaned
 
 
-def kill_owned(owner: int) -> None:
-    """Kill every process marked with `owner`'s pid, of every kind."""
+def kill_owned(owner: int, adopted: dict[int, str] | None = None) -> None:
+    """Kill every process marked with `owner`'s pid, of every kind, and the `adopted` ones
+    (pid: start time) still running since then."""
+    for pid, start in (adopted or {}).items():
+        if start_time(pid) == start:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
     for kind in KINDS:
         kill_marked_processes(owner_marker(kind, owner))

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 from swe_aci.executors.base import Jobs, WorkerLost, bounded_workers
-from swe_aci.executors.owned import owned_environment
+from swe_aci.executors.owned import adopt, environments, marked, owned_environment
 
 POLL_SECONDS = 0.2
 LOOPBACK_ONLY = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"  # "0": Ray's node address is 127.0.0.1
@@ -149,11 +149,25 @@ def start_ray(address: str | None) -> Any:
     if ray.is_initialized():
         return ray
     if address is None and not os.environ.get("RAY_ADDRESS"):
-        with owned_environment("ray"):
+        with owned_environment("ray") as marker:
             ray.init(address="local", log_to_driver=False)
+        adopt_agents(marker)
     else:
         ray.init(address=address, log_to_driver=False)
     return ray
+
+
+def adopt_agents(marker: str) -> None:
+    """The raylet starts its agents (dashboard, runtime env; about 185 MB) with an environment of
+    its own, without the marker: the watchdog is told their pids."""
+    raylets = {str(pid) for pid in marked(marker)}
+    adopt(
+        {
+            pid
+            for pid, environ in environments()
+            if any(v.startswith("RAY_RAYLET_PID=") and v[15:] in raylets for v in environ)
+        }
+    )
 
 
 def bind_local_ray_to_loopback() -> None:
