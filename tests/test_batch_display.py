@@ -5,10 +5,12 @@ from __future__ import annotations
 import io
 import time
 from collections import Counter
+from pathlib import Path
 
 from rich.console import Console
 
 from swe_aci.batch.display import LineDisplay, LiveDisplay, headline, summary_table
+from swe_aci.batch.hooks import completed_instance
 from swe_aci.batch.outputs import InstanceResult
 from swe_aci.batch.runner import BatchState, Running
 
@@ -29,7 +31,8 @@ def test_live_panel_shows_progress_running_steps_counts_cost_and_eta() -> None:
     with LiveDisplay(console) as display:
         display.update(state)
         display.live.refresh()
-        display.instance_finished(state, InstanceResult("a-1", "submitted", cost=0.5, steps=3))
+        result = InstanceResult("a-1", "submitted", cost=0.5, steps=3)
+        display.on_instance_completed(completed_instance(result, Path("out")))
     text = buffer.getvalue()
     assert "6/10 done (2 from before), 1 running, $1.25" in text
     assert "exit_cost 1, submitted 3" in text and "ETA 1:00" in text

@@ -4,6 +4,7 @@ an error."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 import threading
@@ -14,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from batch_helpers import EDIT, SUBMIT, generated_task_file, scripted_overrides
-from swe_aci.batch.outputs import BatchOutputs
-from swe_aci.batch.runner import WORKER_DIED, BatchOptions, BatchRunner
+from swe_aci.batch.outputs import WORKER_DIED, BatchOutputs
+from swe_aci.batch.runner import BatchOptions, BatchRunner
 from swe_aci.episode import load_config
 from swe_aci.tasks import load_tasks
 
@@ -126,3 +127,76 @@ def test_stop_on_ray_ends_running_episodes_after_their_step(
     for path in trajectories:
         trajectory = json.loads(path.read_text())
         assert trajectory["info"]["exit_status"] is None and len(trajectory["trajectory"]) >= 2
+
+
+def descendants(root: int) -> set[int]:
+    parents: dict[int, int] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            parents[int(entry.name)] = int(stat[stat.rfind(")") + 2 :].split()[1])
+    found, frontier = set(), {root}
+    while frontier:
+        frontier = {pid for pid, parent in parents.items() if parent in frontier} - found
+        found |= frontier
+    return found
+
+
+def command_line(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+    except OSError:
+        return ""
+
+
+@pytest.mark.timeout(300)
+def test_the_ray_processes_of_a_batch_killed_with_9_die_with_it(tmp_path: Path) -> None:
+    """Not the module's cluster: the batch starts its own local Ray instance, is killed with -9
+    while a worker runs its instance, and every process of that instance goes (about 185 MB a
+    kill were left before)."""
+    import os
+    import signal
+    import subprocess
+
+    from process_helpers import alive, wait_for
+
+    task_file = generated_task_file(tmp_path, 1)
+    command = [sys.executable, "-m", "swe_aci", "batch", "--instances", str(task_file)]
+    command += ["--output-dir", str(tmp_path / "out"), "--executor", "ray", "--env", "local"]
+    command += ["--cache-dir", str(tmp_path / "cache")]
+    for override in scripted_overrides([EDIT, *[SLOW_STEP] * 60, SUBMIT]):
+        command += ["--set", override]
+    src = str(Path(__file__).resolve().parents[1] / "src")
+    environment = {key: value for key, value in os.environ.items() if key != "RAY_ADDRESS"}
+    driver = subprocess.Popen(
+        command,
+        env={**environment, "PYTHONPATH": src, "NO_COLOR": "1"},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+
+        def worker_running() -> bool:
+            return any(
+                command_line(pid).startswith("ray::run_on_ray_worker")
+                for pid in descendants(driver.pid)
+            )
+
+        assert wait_for(worker_running, 180, interval=0.5)
+        ray_processes = descendants(driver.pid)
+        os.kill(driver.pid, signal.SIGKILL)
+        driver.wait()
+        gone = wait_for(lambda: not any(alive(pid) for pid in ray_processes), 30)
+        left = [f"{pid} {command_line(pid)[:80]}" for pid in ray_processes if alive(pid)]
+        assert gone, left
+    finally:
+        if driver.poll() is None:
+            driver.kill()
+            driver.wait()
+        for pid in descendants(driver.pid):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)

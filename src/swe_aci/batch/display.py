@@ -15,6 +15,7 @@ from rich.text import Text
 from swe_aci.batch.outputs import InstanceResult
 from swe_aci.batch.runner import BatchState
 from swe_aci.episode_display import printable
+from swe_aci.hooks.base import InstanceCompleted
 
 MAX_RUNNING_ROWS = 12
 
@@ -42,6 +43,7 @@ class LiveDisplay:
 
     def __init__(self, console: Console) -> None:
         self.console = console
+        self.state: BatchState | None = None
         self.live = Live(console=console, refresh_per_second=4, transient=True)
 
     def __enter__(self) -> LiveDisplay:
@@ -52,6 +54,7 @@ class LiveDisplay:
         self.live.__exit__(*exc_info)
 
     def update(self, state: BatchState) -> None:
+        self.state = state
         table = Table(box=None, show_header=True, header_style="bold", expand=False)
         table.add_column("running")
         table.add_column("step", justify="right")
@@ -71,8 +74,9 @@ class LiveDisplay:
             status.append(f"\nstopping: {state.stop_reason}", style="yellow")
         self.live.update(Group(status, table))
 
-    def instance_finished(self, state: BatchState, result: InstanceResult) -> None:
-        self.console.print(finished_line(state, result), highlight=False)
+    def on_instance_completed(self, completed: InstanceCompleted[InstanceResult]) -> None:
+        if self.state is not None:
+            self.console.print(finished_line(self.state, completed.record), highlight=False)
 
 
 class LineDisplay:
@@ -81,6 +85,7 @@ class LineDisplay:
 
     def __init__(self, console: Console) -> None:
         self.console = console
+        self.state: BatchState | None = None
         self.shown: dict[str, int] = {}  # the step last shown of each running instance
 
     def __enter__(self) -> LineDisplay:
@@ -90,6 +95,7 @@ class LineDisplay:
         return None
 
     def update(self, state: BatchState) -> None:
+        self.state = state
         for instance_id, running in list(state.running.items()):
             shown = self.shown.get(instance_id)
             if shown is None:
@@ -105,8 +111,10 @@ class LineDisplay:
     def print(self, line: str) -> None:
         self.console.print(line, highlight=False, markup=False, soft_wrap=True)
 
-    def instance_finished(self, state: BatchState, result: InstanceResult) -> None:
-        self.console.print(finished_line(state, result), highlight=False, markup=False)
+    def on_instance_completed(self, completed: InstanceCompleted[InstanceResult]) -> None:
+        if self.state is not None:
+            line = finished_line(self.state, completed.record)
+            self.console.print(line, highlight=False, markup=False)
 
 
 def finished_line(state: BatchState, result: InstanceResult) -> str:

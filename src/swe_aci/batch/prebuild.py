@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import time
-from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
+from typing import cast
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from swe_aci.env.config import EnvConfig
+from swe_aci.executors.base import Jobs
+from swe_aci.executors.threads import ThreadExecutor
 from swe_aci.tasks import Task
 
 
@@ -42,16 +44,26 @@ def prebuild(tasks: list[Task], backend: str, workers: int, cache_dir: Path | No
         console=console,
         disable=not console.is_terminal,
     )
-    with progress, ThreadPoolExecutor(max_workers=workers) as pool:
+    todo = list(reversed(with_recipe))
+
+    def built(event: object) -> None:
+        instance_id, seconds, error = cast("tuple[str, float, str | None]", event)
+        progress.advance(bar)
+        if error is None:
+            console.print(f"built {instance_id} ({seconds:.1f} s)", markup=False)
+        else:
+            failures.append(error)
+            console.print(f"FAILED {error}", markup=False)
+
+    with progress:
         bar = progress.add_task("build", total=len(with_recipe))
-        futures = [pool.submit(build_one, task, env_config, cache_dir) for task in with_recipe]
-        for future in as_completed(futures):
-            instance_id, seconds, error = future.result()
-            progress.advance(bar)
-            if error is None:
-                console.print(f"built {instance_id} ({seconds:.1f} s)", markup=False)
-            else:
-                failures.append(error)
-                console.print(f"FAILED {error}", markup=False)
+        ThreadExecutor(workers).run(
+            Jobs(
+                lambda: todo.pop() if todo else None,
+                len(todo),
+                lambda task, channel: build_one(task, env_config, cache_dir),
+            ),
+            built,
+        )
     console.print(f"{len(with_recipe) - len(failures)} built, {len(failures)} failed")
     return failures

@@ -1,50 +1,46 @@
-"""The batch driver: schedules instances on worker threads or Ray tasks, records each result as it
-arrives (the only writer of the output files), and stops cleanly on Ctrl-C or a cost limit.
+"""The batch driver: hands the instances to an executor (threads or Ray, `swe_aci.executors`),
+records each result as it arrives (the only writer of the output files), and stops cleanly on
+Ctrl-C, a cost limit, a fatal error or a full output disk.
 
-On Ray each instance is one task (retried once if its worker dies), which builds or finds its own
-environment. Without `--ray-address` a new local Ray instance is started (never one some other
-program runs here; `RAY_ADDRESS` in the environment joins a cluster); to outgrow one machine, start
-a cluster (`ray start --head` on one machine, `ray start --address=HEAD:6379` on the others) and
-pass `--ray-address HEAD:6379` (or `ray://HEAD:10001` from outside the cluster). Every node needs
-swe-aci and its sandbox (bwrap, or docker with swe-aci/base:bookworm), and the output directory
-must be on a filesystem all nodes share: workers write the trajectories there. The local Ray
-instance binds 127.0.0.1 only. A cluster on one machine can be bound so too, with
-`RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0` in the environment of every Ray process and of this one;
-tests/test_batch_ray_cluster.py runs a batch on two such nodes and kills one mid-run.
+Each instance runs as `InstanceWork` on a worker: it starts the instance, runs its episode,
+tells its hooks (grading), and returns `InstanceDone`; the driver records it and tells its
+listeners (the display). On Ray each instance is one task, retried once if its worker dies; the
+output directory must then be on a filesystem all nodes share (see executors/ray.py).
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import logging
 import os
-import queue
-import random
+import shutil
 import signal
-import sys
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Literal, Protocol
 
-from swe_aci.batch.evaluation import evaluate_result
+from swe_aci.batch.events import InstanceDone, InstanceFatal, InstanceStarted, StepDone
+from swe_aci.batch.hooks import completed_instance
 from swe_aci.batch.instance import FatalBatchError, run_instance
 from swe_aci.batch.outputs import EXCEPTION_ERROR, WORKER_DIED, BatchOutputs, InstanceResult
 from swe_aci.episode import EpisodeConfig
+from swe_aci.executors.base import Channel, Executor, Jobs, WorkerLost, bounded_workers
+from swe_aci.hooks.base import RunHook, notify
 from swe_aci.tasks import Task
 
 logger = logging.getLogger("swe_aci.batch")
 
-Executor = Literal["threads", "ray"]
-POLL_SECONDS = 0.2
+ExecutorName = Literal["threads", "ray"]
 
 
 @dataclass
 class BatchOptions:
     workers: int = 1
-    executor: Executor = "threads"
+    executor: ExecutorName = "threads"
     ray_address: str | None = None
     redo: bool = False
     total_cost: float = 0.0  # USD; 0 means no limit
@@ -85,10 +81,88 @@ class BatchState:
         return (time.monotonic() - self.started) / self.finished * remaining
 
 
-class Display(Protocol):
+class Display(RunHook[InstanceResult], Protocol):
+    """A listener on the driver: `update` with the state (before the first event and after
+    each batch of events), `on_instance_completed` as each result is recorded."""
+
     def update(self, state: BatchState) -> None: ...
 
-    def instance_finished(self, state: BatchState, result: InstanceResult) -> None: ...
+
+@dataclass
+class InstanceWork:
+    """One instance on a worker (a thread, or a Ray worker process: pickled with its hooks)."""
+
+    config: EpisodeConfig
+    output_dir: Path
+    cache_dir: Path | None
+    hooks: list[RunHook[InstanceResult]]
+
+    def __call__(self, task: Task, channel: Channel) -> InstanceDone | InstanceFatal:
+        instance_id = task.instance_id
+        channel.post(InstanceStarted(instance_id))
+        try:
+            BatchOutputs.start_instance_in(self.output_dir, instance_id)
+            result = run_instance(
+                task,
+                self.config,
+                self.output_dir,
+                cache_dir=self.cache_dir,
+                on_step=lambda *step: channel.post(StepDone(*step)),
+                should_stop=channel.stopping,
+            )
+        except FatalBatchError as error:
+            return InstanceFatal(instance_id, str(error))
+        if (problem := output_problem(self.output_dir)) is not None:
+            channel.request_stop()  # this worker starts nothing new before the driver hears it
+            return InstanceFatal(instance_id, problem)
+        if result.exit_status is None:
+            return InstanceDone(result)
+        completed = completed_instance(result, self.output_dir, task)
+        notify(self.hooks, completed)
+        return InstanceDone(completed.record)
+
+
+def lost_instance(task: Task, error: BaseException) -> InstanceDone | InstanceFatal:
+    """The last event of an instance whose work raised, or whose worker died."""
+    if isinstance(error, FatalBatchError):
+        return InstanceFatal(task.instance_id, f"{task.instance_id}: {error}")
+    if isinstance(error, WorkerLost):
+        logger.error("%s: worker lost: %s", task.instance_id, error)
+        return InstanceDone(InstanceResult(task.instance_id, WORKER_DIED, error=str(error)))
+    logger.error("%s: worker error: %r", task.instance_id, error, exc_info=error)
+    return InstanceDone(InstanceResult(task.instance_id, EXCEPTION_ERROR, error=repr(error)[:500]))
+
+
+PROBE_BYTES = 1 << 20  # an output disk with less room than this is full
+
+
+def output_problem(directory: Path, error: OSError | None = None) -> str | None:
+    """Why results cannot be written to `directory` (one line: a full disk names the path and
+    its free space), from `error` or from writing a probe of PROBE_BYTES; None when they can."""
+    if error is None:
+        probe = directory / f".space-probe-{os.getpid()}-{threading.get_ident()}"
+        try:
+            with open(probe, "wb") as handle:
+                handle.write(bytes(PROBE_BYTES))
+                handle.flush()
+                os.fsync(handle.fileno())
+        except OSError as caught:
+            error = caught
+        finally:
+            with contextlib.suppress(OSError):
+                probe.unlink()
+        if error is None:
+            return None
+    if error.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
+        try:
+            free = f"{shutil.disk_usage(directory).free / 1e6:.1f} MB free"
+        except OSError:
+            free = "free space unknown"
+        return (
+            f"the output disk is full: cannot write to {directory} ({free}); "
+            "free space and run again to resume"
+        )
+    return f"cannot write to {directory}: {error.strerror or error}"
 
 
 class BatchRunner:
@@ -99,20 +173,47 @@ class BatchRunner:
         outputs: BatchOutputs,
         options: BatchOptions,
         display: Display | None = None,
+        hooks: list[RunHook[InstanceResult]] | None = None,
     ) -> None:
+        """`hooks` run on the worker after each finished instance (grading); with
+        `options.evaluation_timeout` the grading hook is the first of them."""
+        from swe_aci.batch.hooks import GradeInstance
+
         self.config = config
         self.outputs = outputs
         self.options = options
         self.display = display
+        self.hooks = list(hooks or [])
+        if options.evaluation_timeout is not None:
+            grading = GradeInstance(
+                config, outputs.directory, options.evaluation_timeout, options.cache_dir
+            )
+            self.hooks.insert(0, grading)
         todo = [task for task in tasks if options.redo or not outputs.is_done(task.instance_id)]
         self.pending = list(reversed(todo))  # popped from the end, in order
         self.state = BatchState(total=len(tasks), skipped=len(tasks) - len(todo))
         self.state.cost = self._recorded_cost()
-        self.events: queue.Queue[tuple[str, Any]] = queue.Queue()
+        self.workers = bounded_workers(options.workers, len(todo))
+        self.executor = self._executor()
         self._lock = threading.Lock()
-        self._stopping = False
         self._interrupts = 0
-        self._on_stop: Callable[[], object] | None = None  # tells remote workers to stop
+        self._ended: set[str] = set()
+
+    def _executor(self) -> Executor:
+        if self.options.executor == "ray":
+            from swe_aci.executors.ray import RayExecutor
+
+            return RayExecutor(
+                self.workers, address=self.options.ray_address, on_idle=self._refresh
+            )
+        from swe_aci.executors.threads import ThreadExecutor
+
+        return ThreadExecutor(
+            self.workers,
+            start_delay=self.options.start_delay,
+            on_idle=self._refresh,
+            finish_running=False,  # a second Ctrl-C stops at once
+        )
 
     # -- control ---------------------------------------------------------------------------
 
@@ -121,9 +222,7 @@ class BatchRunner:
         if self.state.stop_reason is None:
             self.state.stop_reason = reason
             logger.info("stopping: %s", reason)
-        self._stopping = True
-        if self._on_stop is not None:
-            self._on_stop()
+        self.executor.stop()
 
     def _next_task(self) -> Task | None:
         with self._lock:
@@ -148,11 +247,11 @@ class BatchRunner:
         previous = None
         if threading.current_thread() is threading.main_thread():
             previous = signal.signal(signal.SIGINT, self._on_sigint)
+        work = InstanceWork(self.config, self.outputs.directory, self.options.cache_dir, self.hooks)
+        jobs = Jobs(self._next_task, len(self.pending), work, lost_instance)
+        self._refresh()
         try:
-            if self.options.executor == "ray":
-                self._run_ray()
-            else:
-                self._run_threads()
+            self.executor.run(jobs, self._handle)
         finally:
             if previous is not None:
                 signal.signal(signal.SIGINT, previous)
@@ -160,148 +259,42 @@ class BatchRunner:
             raise FatalBatchError(self.state.fatal)
         return self.state
 
-    def _run_threads(self) -> None:
-        def worker(index: int) -> None:
-            if index and self.options.start_delay:
-                time.sleep(random.uniform(0, self.options.start_delay))
-            while (task := self._next_task()) is not None:
-                self.events.put(("start", task.instance_id))
-                try:
-                    self.outputs.start_instance(task.instance_id)
-                    result = run_instance(
-                        task,
-                        self.config,
-                        self.outputs.directory,
-                        cache_dir=self.options.cache_dir,
-                        on_step=lambda *step: self.events.put(("step", step)),
-                        should_stop=lambda: self._stopping,
-                    )
-                    if self.options.evaluation_timeout is not None:
-                        result = evaluate_result(
-                            task,
-                            result,
-                            self.config,
-                            self.outputs.directory,
-                            self.options.evaluation_timeout,
-                            self.options.cache_dir,
-                        )
-                except FatalBatchError as error:
-                    self.events.put(("fatal", (task.instance_id, str(error))))
-                    return
-                except Exception as error:
-                    logger.exception("%s: worker error", task.instance_id)
-                    result = InstanceResult(task.instance_id, EXCEPTION_ERROR, error=repr(error))
-                self.events.put(("done", result))
-
-        threads = [
-            threading.Thread(target=worker, args=(index,), daemon=True, name=f"batch-{index}")
-            for index in range(max(1, self.options.workers))
-        ]
-        for thread in threads:
-            thread.start()
-        while any(thread.is_alive() for thread in threads) or not self.events.empty():
-            self._drain(POLL_SECONDS)
-
-    def _run_ray(self) -> None:
-        if self.options.ray_address is None:
-            bind_local_ray_to_loopback()
-        import ray
-
-        if not ray.is_initialized():
-            address = self.options.ray_address
-            if address is None and not os.environ.get("RAY_ADDRESS"):
-                # A new instance of our own, never a cluster another program runs on this machine
-                # (which Ray would otherwise join, from /tmp/ray/ray_current_cluster).
-                address = "local"
-            ray.init(address=address, log_to_driver=False)
-        remote = ray.remote(max_retries=1, num_cpus=1)(run_on_ray_worker)
-        board = ray.remote(num_cpus=0, scheduling_strategy=driver_node(ray))(StepBoard).remote()
-        self._on_stop = lambda: board.request_stop.remote()
-        if self._stopping:
-            board.request_stop.remote()
-        in_flight: dict[Any, str] = {}
-        try:
-            while True:
-                while len(in_flight) < max(1, self.options.workers):
-                    task = self._next_task()
-                    if task is None:
-                        break
-                    ref = remote.remote(
-                        task,
-                        self.config,
-                        self.outputs.directory,
-                        self.options.cache_dir,
-                        board,
-                        self.options.evaluation_timeout,
-                    )
-                    in_flight[ref] = task.instance_id
-                    self._handle("start", task.instance_id)
-                if not in_flight:
-                    break
-                ready, _ = ray.wait(list(in_flight), num_returns=1, timeout=POLL_SECONDS)
-                for ref in ready:
-                    self._handle("done", self._ray_result(ray, ref, in_flight.pop(ref)))
-                for instance_id, (steps, action) in ray_get(board.snapshot.remote(), {}).items():
-                    self._handle("step", (instance_id, steps, action))
-                self._drain(0)
-                if self.state.fatal:
-                    break
-        finally:
-            for ref in in_flight:
-                ray.cancel(ref, force=True)
-            ray.kill(board)
-
-    def _ray_result(self, ray: Any, ref: Any, instance_id: str) -> InstanceResult:
-        try:
-            result: InstanceResult = ray.get(ref)
-            return result
-        except ray.exceptions.RayTaskError as error:
-            cause = error.cause
-            if isinstance(cause, FatalBatchError):
-                self.state.fatal = f"{instance_id}: {cause}"
-                self.request_stop("fatal error")
-            return InstanceResult(instance_id, EXCEPTION_ERROR, error=str(cause or error)[:500])
-        except ray.exceptions.RayError as error:  # the worker died, twice
-            logger.error("%s: Ray task failed: %s", instance_id, error)
-            return InstanceResult(instance_id, WORKER_DIED, error=str(error).splitlines()[0][:300])
-
     # -- events (driver thread only) -------------------------------------------------------
 
-    def _drain(self, timeout: float) -> None:
-        try:
-            kind, payload = (
-                self.events.get(timeout=timeout) if timeout else self.events.get_nowait()
-            )
-            self._handle(kind, payload)
-            while True:
-                self._handle(*self.events.get_nowait())
-        except queue.Empty:
-            pass
+    def _refresh(self) -> None:
         if self.display is not None:
             self.display.update(self.state)
 
-    def _handle(self, kind: str, payload: Any) -> None:
-        if kind == "start":
-            self.state.running[payload] = Running(time.monotonic())
-            logger.info("%s: started", payload)
-        elif kind == "step":
-            instance_id, steps, action = payload
-            if (running := self.state.running.get(instance_id)) is not None:
-                running.steps, running.action = steps, action
-        elif kind == "fatal":
-            instance_id, message = payload
-            self.state.running.pop(instance_id, None)
-            self.state.fatal = message
-            self.request_stop("fatal error")
-        elif kind == "done":
-            self._finished(payload)
+    def _handle(self, event: object) -> None:
+        match event:
+            case InstanceStarted(instance_id):
+                if instance_id in self._ended:
+                    return  # on Ray the start may arrive after the end (the board lags)
+                self.state.running[instance_id] = Running(time.monotonic())
+                logger.info("%s: started", instance_id)
+            case StepDone(instance_id, steps, action):
+                if (running := self.state.running.get(instance_id)) is not None:
+                    running.steps, running.action = steps, action
+            case InstanceFatal(instance_id, message):
+                self.state.running.pop(instance_id, None)
+                self._ended.add(instance_id)
+                if self.state.fatal is None:
+                    self.state.fatal = message
+                self.request_stop("fatal error")
+            case InstanceDone(result):
+                self._finished(result)
 
     def _finished(self, result: InstanceResult) -> None:
         self.state.running.pop(result.instance_id, None)
+        self._ended.add(result.instance_id)
         if result.exit_status is None:
             logger.info("%s: interrupted, will be redone", result.instance_id)
             return
-        self.outputs.record(result)
+        try:
+            self.outputs.record(result)
+        except OSError as error:
+            self._output_failed(result, error)
+            return
         self.state.finished += 1
         self.state.counts[result.exit_status] += 1
         self.state.cost = self._recorded_cost()
@@ -318,87 +311,17 @@ class BatchRunner:
             detail,
         )
         if self.display is not None:
-            self.display.instance_finished(self.state, result)
+            completed = completed_instance(result, self.outputs.directory)
+            self.display.on_instance_completed(completed)
+
+    def _output_failed(self, result: InstanceResult, error: OSError) -> None:
+        """A result that cannot be written (a full disk): the batch stops; the result is not
+        recorded (the files on disk are as before: atomic writes), so a resume redoes it."""
+        message = output_problem(self.outputs.directory, error)
+        logger.error("%s: not recorded: %s", result.instance_id, message)
+        if self.state.fatal is None:
+            self.state.fatal = message
+        self.request_stop("output directory not writable")
 
     def _recorded_cost(self) -> float:
         return sum(result.cost for result in self.outputs.results.values())
-
-
-class StepBoard:
-    """A Ray actor between the driver and the workers: each worker posts its instance's step
-    (for the live display) and asks after each step whether the batch is stopping."""
-
-    def __init__(self) -> None:
-        self.steps: dict[str, tuple[int, str]] = {}
-        self.stop = False
-
-    def report(self, instance_id: str, steps: int, action: str) -> None:
-        self.steps[instance_id] = (steps, action)
-
-    def request_stop(self) -> None:
-        self.stop = True
-
-    def stopping(self) -> bool:
-        return self.stop
-
-    def snapshot(self) -> dict[str, tuple[int, str]]:
-        return dict(self.steps)
-
-
-def run_on_ray_worker(
-    task: Task,
-    config: EpisodeConfig,
-    output_dir: Path,
-    cache_dir: Path | None,
-    board: Any,
-    evaluation_timeout: float | None = None,
-) -> InstanceResult:
-    """A Ray task: one instance, from scratch (a retried task starts over), graded after its
-    episode when `evaluation_timeout` is set."""
-    from swe_aci.batch.outputs import BatchOutputs
-
-    BatchOutputs.start_instance_in(output_dir, task.instance_id)
-    result = run_instance(
-        task,
-        config,
-        output_dir,
-        cache_dir=cache_dir,
-        on_step=lambda instance_id, steps, action: board.report.remote(instance_id, steps, action),
-        should_stop=lambda: bool(ray_get(board.stopping.remote(), False)),
-    )
-    if evaluation_timeout is None:
-        return result
-    return evaluate_result(task, result, config, output_dir, evaluation_timeout, cache_dir)
-
-
-LOOPBACK_ONLY = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"  # "0": Ray's node address is 127.0.0.1
-
-
-def bind_local_ray_to_loopback() -> None:
-    """The Ray instance a batch starts for itself serves this machine only: every Ray server binds
-    127.0.0.1 (on Linux Ray otherwise uses the interface address). Ray reads the variable when it
-    is imported, so this must run first; a user's setting, or a `RAY_ADDRESS` to join, wins."""
-    if "ray" not in sys.modules and not os.environ.get("RAY_ADDRESS"):
-        os.environ.setdefault(LOOPBACK_ONLY, "0")
-
-
-def driver_node(ray: Any) -> Any:
-    """The step board's place: the driver's node, which the batch cannot outlive anyway (on another
-    node it would die with that node, and the display and the stop requests with it)."""
-    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
-
-    try:
-        node_id = ray.get_runtime_context().get_node_id()
-    except Exception:  # a Ray client (ray://) may not know its node: Ray's default place
-        return "DEFAULT"
-    return NodeAffinitySchedulingStrategy(node_id=node_id, soft=False)
-
-
-def ray_get(ref: Any, default: Any, timeout: float = 10.0) -> Any:
-    """A bounded wait on the step board: its answer, or `default` when it does not come."""
-    import ray
-
-    try:
-        return ray.get(ref, timeout=timeout)
-    except (ray.exceptions.GetTimeoutError, ray.exceptions.RayActorError):
-        return default

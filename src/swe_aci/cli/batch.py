@@ -72,6 +72,7 @@ def batch_command(
         from swe_aci.batch.runner import BatchOptions
         from swe_aci.batch.session import Grading, SessionError, run_session
         from swe_aci.cli.evaluate import print_summary
+        from swe_aci.executors.base import worker_limit
         from swe_aci.records import EVALUATION_DIR, REPORT_FILE
 
         if executor not in ("threads", "ray"):
@@ -106,6 +107,8 @@ def batch_command(
         evaluation = output_dir / EVALUATION_DIR
         grading = Grading(evaluation, evaluation_timeout) if evaluate else None
         console = Console(highlight=False, soft_wrap=True)
+        if workers > (limit := worker_limit()):
+            console.print(f"--workers capped at {limit} (8 per CPU)", markup=False)
         try:
             outcome = run_session(
                 task_set.tasks,

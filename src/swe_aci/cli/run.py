@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import contextlib
 import difflib
-from collections.abc import Callable
+from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -30,8 +31,10 @@ from swe_aci.cli.common import (
 )
 
 if TYPE_CHECKING:
-    from swe_aci.github.issue import IssueRef
-    from swe_aci.github.workflow import IssueWorkspace
+    from swe_aci.env.config import Workspace
+    from swe_aci.episode import EpisodeConfig
+    from swe_aci.hooks.base import RunHook
+    from swe_aci.hooks.single import SingleRun
     from swe_aci.trajectory.result import EpisodeResult
 
 TRAJECTORY_SAVED = "the trajectory so far was saved"
@@ -44,29 +47,26 @@ OutputOption = Annotated[
 ]
 
 
-def finish_episode(
-    result: EpisodeResult,
-    *,
-    exit_with_outcome: bool = True,
-    then: Callable[[], None] | None = None,
-) -> None:
-    """Print the outputs and the outcome, then do `then` (apply the patch, open a pull request).
-    An episode that ended on an unexpected error is a failed command (exit 1); otherwise the exit
-    code says whether a patch was produced (0), none (3), or only files the agent created that
-    nothing else uses (4)."""
-    from swe_aci.episode_display import print_result
+@contextlib.contextmanager
+def finishing() -> Iterator[None]:
+    """Turn the end of a run into its exit: an episode that ended on an unexpected error is a
+    failed command (exit 1), a hook that failed a usage-level one (2); otherwise the exit code
+    says whether a patch was produced (0), none (3), or only files the agent created that nothing
+    else uses (4), which `exit_with` gives."""
+    from swe_aci.hooks.base import HookError
+    from swe_aci.hooks.single import EpisodeFailed
 
-    outcome = print_result(result)
-    if result.error_trace is not None:
-        fail(
-            f"the episode ended on an unexpected error ({result.error}); its traceback is in "
-            f"{result.trajectory_path}",
-            code=1,
-        )
-    if then is not None:
-        then()
-    if exit_with_outcome and outcome.kind.value:
-        raise typer.Exit(outcome.kind.value)
+    try:
+        yield
+    except EpisodeFailed as error:
+        fail(str(error), code=1)
+    except HookError as error:
+        fail(str(error))
+
+
+def exit_with(run: SingleRun) -> None:
+    if run.outcome.kind.value:
+        raise typer.Exit(run.outcome.kind.value)
 
 
 def run(
@@ -106,69 +106,100 @@ def run(
     """
 
     def body() -> None:
+        from swe_aci.github.issue import parse_issue_url
+        from swe_aci.hooks.single import run_single
+
         if instance is not None:
             if repo is not None or issue is not None or commit is not None:
                 fail("--instance names the repository and the issue: drop --repo/--issue/--commit")
-            run_task(instance)
-            return
-        from swe_aci.github.issue import parse_issue_url
+            source = task_start
+        else:
+            issue_ref = parse_issue_url(issue) if issue is not None else None
+            if issue_ref is None and (open_pr or issue_comments):
+                flag = "--open-pr" if open_pr else "--issue-comments"
+                fail(f"{flag} needs a GitHub issue URL as --issue")
+            if apply and (repo is None or is_remote_location(repo)):
+                fail("--apply needs --repo naming a local clone to apply the patch to")
+            if issue_ref is None and (repo is None or issue is None):
+                fail("give --repo and --issue, or one task of a task file with --instance FILE:ID")
+            source = repo_start if issue_ref is None else github_start
+        with source() as start, finishing():
+            outcome = run_single(
+                start.config,
+                start.workspace,
+                start.problem,
+                instance_id=start.instance_id,
+                output_dir=start.output_dir,
+                hooks=start.hooks,
+            )
+        exit_with(outcome)
 
-        issue_ref = parse_issue_url(issue) if issue is not None else None
-        if issue_ref is None and (open_pr or issue_comments):
-            flag = "--open-pr" if open_pr else "--issue-comments"
-            fail(f"{flag} needs a GitHub issue URL as --issue")
-        if apply and (repo is None or is_remote_location(repo)):
-            fail("--apply needs --repo naming a local clone to apply the patch to")
-        if issue_ref is not None:
-            run_github_issue(issue_ref)
-            return
-        if repo is None or issue is None:
-            fail("give --repo and --issue, or one task of a task file with --instance FILE:ID")
-        from swe_aci.env.config import Workspace
-        from swe_aci.episode import instance_id_for, run_episode
-        from swe_aci.episode_display import EpisodeDisplay
-
-        problem = read_issue(issue)
-        episode_config = build_config(
+    def episode_config() -> EpisodeConfig:
+        return build_config(
             config, set_ or [], **{"model.name": model, "env.backend": env, "env.image": image}
         )
-        check_before_work(episode_config)
+
+    @contextlib.contextmanager
+    def task_start() -> Iterator[Start]:
+        from swe_aci.recipes import task_workspace
+        from swe_aci.tasks import load_task
+
+        assert instance is not None
+        task = load_task(instance)
+        start_config = episode_config()
+        require_model(start_config)
+        if instance_id is not None:
+            task = task.model_copy(update={"instance_id": instance_id})
+        outputs = output_dir or DEFAULT_OUTPUT
+        check_writable(outputs)
+        workspace = task_workspace(
+            task, start_config.env, log=lambda line: typer.echo(line, err=True)
+        )
+        yield Start(start_config, workspace, task.problem_statement, task.instance_id, outputs)
+
+    @contextlib.contextmanager
+    def repo_start() -> Iterator[Start]:
+        from swe_aci.env.config import Workspace
+        from swe_aci.episode import instance_id_for
+        from swe_aci.hooks.repository import ApplyPatch
+
+        assert repo is not None and issue is not None
+        problem = read_issue(issue)
+        start_config = episode_config()
+        check_before_work(start_config)
         outputs = output_dir or default_output_dir(repo)
         check_writable(outputs)
-        display = EpisodeDisplay()
         with resolved_repo(repo, init_copy) as location:
-            require_model(episode_config)
-            result = run_episode(
-                episode_config,
-                Workspace(episode_config.env, location, commit),
+            require_model(start_config)
+            yield Start(
+                start_config,
+                Workspace(start_config.env, location, commit),
                 problem,
-                instance_id=instance_id_for(repo, problem) if instance_id is None else instance_id,
-                output_dir=outputs,
-                on_step=display.step,
-                on_progress=display.progress,
+                instance_id_for(repo, problem) if instance_id is None else instance_id,
+                outputs,
+                [ApplyPatch(repo, typer.echo)] if apply else [],
             )
-        finish_episode(result, then=(lambda: apply_submission(repo, result)) if apply else None)
 
-    def run_github_issue(issue_ref: IssueRef) -> None:
+    @contextlib.contextmanager
+    def github_start() -> Iterator[Start]:
         from swe_aci.env.config import Workspace
-        from swe_aci.episode import run_episode
-        from swe_aci.episode_display import EpisodeDisplay
+        from swe_aci.github.issue import parse_issue_url
         from swe_aci.github.workflow import issue_workspace
+        from swe_aci.hooks.repository import ApplyPatch, OpenPullRequest
 
-        episode_config = build_config(
-            config, set_ or [], **{"model.name": model, "env.backend": env, "env.image": image}
-        )
-        check_before_work(episode_config)
-        require_model(episode_config)
+        issue_ref = parse_issue_url(issue) if issue is not None else None
+        assert issue_ref is not None
+        start_config = episode_config()
+        check_before_work(start_config)
+        require_model(start_config)
         local = repo is not None and not is_remote_location(repo)
         outputs = output_dir or (default_output_dir(repo) if local and repo else DEFAULT_OUTPUT)
         check_writable(outputs)
-        display = EpisodeDisplay()
         with (
             resolved_repo(repo, init_copy) if local else contextlib.nullcontext(None) as location,
             issue_workspace(
                 issue_ref,
-                episode_config.github,
+                start_config.github,
                 clone_from=repo,
                 local_repository=location,
                 commit=commit,
@@ -176,94 +207,40 @@ def run(
                 need_token=open_pr,
             ) as workspace,
         ):
-            result = run_episode(
-                episode_config,
-                Workspace(episode_config.env, workspace.location, workspace.base_commit),
+            hooks: list[RunHook[EpisodeResult]] = []
+            if apply:
+                hooks.append(ApplyPatch(repo or workspace.location, typer.echo))
+            if open_pr:
+                hooks.append(OpenPullRequest(workspace, typer.echo))
+            yield Start(
+                start_config,
+                Workspace(start_config.env, workspace.location, workspace.base_commit),
                 workspace.issue.problem_statement(),
-                instance_id=instance_id or issue_ref.instance_id,
-                output_dir=outputs,
-                on_step=display.step,
-                on_progress=display.progress,
+                instance_id or issue_ref.instance_id,
+                outputs,
+                hooks,
             )
 
-            def after() -> None:
-                if apply:
-                    apply_submission(repo or workspace.location, result)
-                if open_pr:
-                    report_pull_request(workspace, result)
-
-            finish_episode(result, then=after)
-
-    def run_task(spec: str) -> None:
-        from swe_aci.episode import run_episode
-        from swe_aci.episode_display import EpisodeDisplay
-        from swe_aci.recipes import task_workspace
-        from swe_aci.tasks import load_task
-
-        task = load_task(spec)
-        episode_config = build_config(
-            config, set_ or [], **{"model.name": model, "env.backend": env, "env.image": image}
-        )
-        require_model(episode_config)
-        if instance_id is not None:
-            task = task.model_copy(update={"instance_id": instance_id})
-        outputs = output_dir or DEFAULT_OUTPUT
-        check_writable(outputs)
-        workspace = task_workspace(
-            task, episode_config.env, log=lambda line: typer.echo(line, err=True)
-        )
-        display = EpisodeDisplay()
-        result = run_episode(
-            episode_config,
-            workspace,
-            task.problem_statement,
-            instance_id=task.instance_id,
-            output_dir=outputs,
-            on_step=display.step,
-            on_progress=display.progress,
-        )
-        finish_episode(result)
-
     guarded(body, interrupted=TRAJECTORY_SAVED)
+
+
+@dataclass
+class Start:
+    """What a run starts from, whichever way it was named: the config, the sandbox's workspace,
+    the problem, the outputs' name and place, and the hooks after the episode."""
+
+    config: EpisodeConfig
+    workspace: Workspace
+    problem: str
+    instance_id: str
+    output_dir: Path
+    hooks: list[RunHook[EpisodeResult]] = field(default_factory=list)
 
 
 def is_remote_location(location: str) -> bool:
     from swe_aci.env.repo import is_remote
 
     return is_remote(location)
-
-
-def apply_submission(repository: str, result: EpisodeResult) -> None:
-    """`--apply`: the patch into the user's working tree, whole or not at all."""
-    from swe_aci.github.client import GitHubError
-    from swe_aci.github.git import Git, apply_patch
-
-    if not result.submission.strip():
-        typer.echo("nothing to apply: the episode submitted an empty patch")
-        return
-    git = Git(token=None)
-    try:
-        apply_patch(git, Path(repository), result.submission)
-    except GitHubError as error:
-        fail(f"{error}; the patch is saved in {result.trajectory_path.with_suffix('.patch')}")
-    finally:
-        git.close()
-    typer.echo(f"applied the patch to {repository}")
-
-
-def report_pull_request(workspace: IssueWorkspace, result: EpisodeResult) -> None:
-    """`--open-pr`: the pull request of a non-empty submission; a failure keeps the patch."""
-    from swe_aci.github.client import GitHubError
-
-    if not result.submission.strip():
-        typer.echo("no pull request: the episode submitted an empty patch")
-        return
-    try:
-        pull = workspace.open_pull_request(result.submission, result.trajectory_path)
-    except GitHubError as error:
-        fail(f"{error}; the patch is saved in {result.trajectory_path.with_suffix('.patch')}")
-    verb = "updated the open pull request" if pull.reused else "opened pull request"
-    typer.echo(f"{verb}: {pull.url}")
 
 
 def replay(
@@ -281,8 +258,7 @@ def replay(
 
     def body() -> None:
         from swe_aci.env.config import Workspace
-        from swe_aci.episode import run_episode
-        from swe_aci.episode_display import EpisodeDisplay
+        from swe_aci.hooks.single import run_single
         from swe_aci.trajectory.exits import INTERRUPTED
         from swe_aci.trajectory.store import load_trajectory, recorded_problem_statement
 
@@ -301,18 +277,14 @@ def replay(
         outputs = output_dir or default_output_dir(repo)
         check_writable(outputs)
         instance_id = replay_instance_id(trajectory, outputs)
-        display = EpisodeDisplay()
-        with resolved_repo(repo, init_copy) as location:
-            result = run_episode(
+        with resolved_repo(repo, init_copy) as location, finishing():
+            result = run_single(
                 episode_config,
                 Workspace(episode_config.env, location, commit),
                 recorded_problem_statement(recorded) or f"(replay of {trajectory.name})",
                 instance_id=instance_id,
                 output_dir=outputs,
-                on_step=display.step,
-                on_progress=display.progress,
-            )
-        finish_episode(result, exit_with_outcome=False)
+            ).result
         info = recorded["info"]
         if info.get("exit_status") in (None, "", INTERRUPTED):
             typer.echo("the recorded episode did not finish: no submission to compare with")

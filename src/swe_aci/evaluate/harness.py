@@ -20,7 +20,6 @@ import secrets
 import shlex
 import time
 from collections.abc import Callable, Iterable
-from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
 from swe_aci.env.base import Environment, SandboxError
@@ -37,6 +36,8 @@ from swe_aci.evaluate.report import (
     save_instance,
 )
 from swe_aci.evaluate.runner import install_guard, session_log
+from swe_aci.executors.base import Jobs
+from swe_aci.executors.threads import ThreadExecutor
 from swe_aci.recipes import RecipeError, task_workspace
 from swe_aci.records import Prediction
 from swe_aci.tasks import Task
@@ -355,15 +356,21 @@ def evaluate_all(
             strict=strict,
         )
 
-    pool = ThreadPoolExecutor(max_workers=max(1, workers))
-    try:
-        futures = [pool.submit(run_one, task, prediction) for task, prediction in pending]
-        for future in as_completed(futures):
-            report = future.result()
-            reports[report.instance_id] = report
-            if on_done is not None:
-                on_done(report, False)
-    finally:
-        # on Ctrl-C: start nothing new; the instances running finish (within their timeout)
-        pool.shutdown(wait=True, cancel_futures=True)
+    todo = list(reversed(pending))
+
+    def report(event: object) -> None:
+        assert isinstance(event, InstanceReport)
+        reports[event.instance_id] = event
+        if on_done is not None:
+            on_done(event, False)
+
+    # on Ctrl-C: start nothing new; the instances running finish (within their timeout)
+    ThreadExecutor(workers).run(
+        Jobs(
+            lambda: todo.pop() if todo else None,
+            len(todo),
+            lambda item, channel: run_one(*item),
+        ),
+        report,
+    )
     return reports

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
 import shutil
 import signal
 import subprocess
@@ -13,8 +12,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 from swe_aci.env.base import SandboxError
-from swe_aci.env.cleanup import MARKER_VARIABLE, kill_marked_processes, pid_alive
+from swe_aci.env.cleanup import MARKER_VARIABLE
 from swe_aci.env.repo import prepare_working_copy
+from swe_aci.executors.owned import owner_marker, sweep_dead_owners, watch_owner
 from swe_aci.recipes.errors import RecipeError
 from swe_aci.recipes.sdist import fetch_sdist, unpack_sdist
 from swe_aci.tasks import Task
@@ -31,8 +31,9 @@ COMMIT_ENV = {
 
 def build_marker(owner: int | None = None) -> str:
     """The marker every build process of `owner` (this process by default) carries in its
-    environment, so the build steps of a swe-aci killed with -9 are found and swept."""
-    return f"build-{owner or os.getpid()}"
+    environment: they die with it (its watchdog, executors/owned.py), and what the watchdog
+    missed is swept by the next build."""
+    return owner_marker("build", owner)
 
 
 def run_logged(
@@ -50,7 +51,9 @@ def run_logged(
 
     The step runs in its own session, killed whole when it ends however it ends (what it left in
     the background, a timeout, Ctrl-C); it carries `build_marker()` for the sweep of a run killed
-    with -9 (`sweep_orphan_builds`)."""
+    with -9 (`sweep_orphan_builds`) and for this process's watchdog, which kills it when this
+    process dies."""
+    watch_owner()
     environment = {**(os.environ if inherit else {}), **(env or {})}
     environment[MARKER_VARIABLE] = build_marker()
     process = subprocess.Popen(
@@ -82,23 +85,7 @@ def run_logged(
 def sweep_orphan_builds() -> list[int]:
     """SIGKILL the build steps whose swe-aci died without ending them (kill -9 mid-build), with
     their descendants; return the dead owners' pids. Steps of a live swe-aci are left alone."""
-    pattern = re.compile(rb"^" + re.escape(MARKER_VARIABLE.encode()) + rb"=build-(\d+)$")
-    owners: set[int] = set()
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry.name}/environ", "rb") as handle:
-                environ = handle.read(1 << 20)
-        except OSError:
-            continue
-        for variable in environ.split(b"\0"):
-            if match := pattern.match(variable):
-                owners.add(int(match.group(1)))
-    orphaned = sorted(owner for owner in owners if owner != os.getpid() and not pid_alive(owner))
-    for owner in orphaned:
-        kill_marked_processes(build_marker(owner))
-    return orphaned
+    return sweep_dead_owners("build")
 
 
 def build_base_tree(task: Task, dest: Path, sdist_cache: Path, log: Callable[[str], None]) -> str:
