@@ -24,6 +24,7 @@ from swe_aci.cli.common import (
     fail,
     guarded,
     load_selection,
+    shown,
 )
 
 ShuffleOption = Annotated[bool, typer.Option(help="Shuffle the tasks (with --seed).")]
@@ -121,12 +122,12 @@ def batch_command(
         except FatalBatchError as error:
             fail(f"batch stopped: {error}", code=1)
         console.print(summary_table(outcome.state))
-        console.print(f"predictions: {outcome.outputs.preds_path}")
+        console.print(f"predictions: {shown(outcome.outputs.preds_path)}")
         if outcome.interrupted:
             raise typer.Exit(130)
         if outcome.report is not None:
             print_summary(outcome.report, console)
-            console.print(f"evaluation: {evaluation / REPORT_FILE}")
+            console.print(f"evaluation: {shown(evaluation / REPORT_FILE)}")
 
     guarded(body)
 

@@ -23,6 +23,7 @@ from swe_aci.cli.common import (
     fail,
     guarded,
     load_selection,
+    shown,
 )
 
 if TYPE_CHECKING:
@@ -58,7 +59,6 @@ def stats_command(
         import json
 
         from rich.console import Console
-        from rich.markup import escape
 
         from swe_aci.analysis.paper import paper_stats, read_report
         from swe_aci.analysis.stats import AnalysisError, read_run, summarize
@@ -78,7 +78,7 @@ def stats_command(
             return
         console = Console(highlight=False, soft_wrap=True)
         for problem in run.problems:
-            console.print(f"[yellow]unreadable trajectory:[/] {escape(problem)}")
+            console.print(f"[yellow]unreadable trajectory:[/] {shown(problem)}")
         if per_instance:
             console.print(instances_table(records))
         console.print(exit_status_table(run))
@@ -86,7 +86,7 @@ def stats_command(
         for table in paper_tables(paper):
             console.print(table)
         for path in written:
-            console.print(f"plot: {escape(str(path))}")
+            console.print(f"plot: {shown(path)}")
 
     guarded(body)
 
@@ -170,7 +170,6 @@ def run_table(run: RunStats) -> Table:
 
 
 def instances_table(records: list[InstanceStats]) -> Table:
-    from rich.markup import escape
     from rich.table import Table
 
     table = Table(title="instances")
@@ -178,8 +177,8 @@ def instances_table(records: list[InstanceStats]) -> Table:
         table.add_column(name, justify="left" if name in ("instance", "exit status") else "right")
     for record in records:
         table.add_row(
-            escape(record.instance_id),
-            escape(record.exit_status),
+            shown(record.instance_id),
+            shown(record.exit_status),
             str(record.turns),
             str(record.edits),
             str(record.failed_edits),
@@ -271,7 +270,7 @@ def compare_command(
         except (CompareInterrupted, KeyboardInterrupt):
             fail("interrupted; the same command resumes where it stopped", code=130)
         console.print(comparison_table(outcomes))
-        console.print(f"comparison: {output_dir / COMPARISON_FILE}")
+        console.print(f"comparison: {shown(output_dir / COMPARISON_FILE)}")
 
     guarded(body)
 

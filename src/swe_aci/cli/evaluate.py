@@ -16,6 +16,7 @@ from swe_aci.cli.common import (
     check_backend,
     fail,
     guarded,
+    shown,
 )
 
 if TYPE_CHECKING:
@@ -117,7 +118,7 @@ def evaluate_command(
             report = run_summary(tasks, chosen, reports, grading, strict)
             write_json_atomic(output_dir / REPORT_FILE, report)
         print_summary(report, console)
-        console.print(f"report: {output_dir / REPORT_FILE}")
+        console.print(f"report: {shown(output_dir / REPORT_FILE)}")
 
     def run_with_progress(
         tasks: list[Task],
@@ -163,19 +164,20 @@ def evaluate_command(
 
 def selected_tasks(instances: str, ids: list[str] | None, console: Console) -> list[Task]:
     """The task file's valid rows (bad ones reported, one line each), limited to `ids`."""
-    from rich.markup import escape
 
     from swe_aci.tasks import load_tasks
 
     task_set = load_tasks(instances)
     for problem in task_set.problems:
-        console.print(f"[yellow]skipped row:[/] {escape(str(problem))}")
+        console.print(f"[yellow]skipped row:[/] {shown(problem)}")
     tasks = task_set.tasks
     if ids:
         wanted = {part.strip() for value in ids for part in value.split(",") if part.strip()}
         known = {task.instance_id for task in tasks}
         if unknown := sorted(wanted - known):
-            console.print(f"[yellow]--ids not in {escape(str(instances))}:[/] {', '.join(unknown)}")
+            console.print(
+                f"[yellow]--ids not in {shown(instances)}:[/] {shown(', '.join(unknown))}"
+            )
         tasks = [task for task in tasks if task.instance_id in wanted]
     return tasks
 
@@ -185,7 +187,6 @@ def read_chosen_predictions(
 ) -> dict[str, Prediction]:
     """The predictions of the selected tasks; predictions for ids the task file lacks are listed
     and skipped."""
-    from rich.markup import escape
 
     from swe_aci.evaluate.predictions import GOLD, gold_predictions, read_predictions
 
@@ -195,19 +196,18 @@ def read_chosen_predictions(
     known = {task.instance_id for task in tasks}
     if unknown := sorted(set(predictions) - known):
         console.print(
-            f"[yellow]{len(unknown)} prediction(s) for ids not in {escape(str(instances))} "
-            f"(or not selected), skipped:[/] {escape(', '.join(unknown))}"
+            f"[yellow]{len(unknown)} prediction(s) for ids not in {shown(instances)} "
+            f"(or not selected), skipped:[/] {shown(', '.join(unknown))}"
         )
     return {key: value for key, value in predictions.items() if key in known}
 
 
 def outcome_line(report: InstanceReport, note: str) -> str:
     """One evaluated instance as `evaluate` and `compare` print it (rich markup)."""
-    from rich.markup import escape
 
     style = OUTCOME_STYLE[report.outcome]
-    detail = f": {escape(report.message)}" if report.message else ""
-    return f"[{style}]{report.outcome:>12}[/] {escape(report.instance_id)}{detail}{note}"
+    detail = f": {shown(report.message)}" if report.message else ""
+    return f"[{style}]{report.outcome:>12}[/] {shown(report.instance_id)}{detail}{note}"
 
 
 def run_summary(

@@ -14,6 +14,7 @@ from swe_aci.cli.common import (
     SliceOption,
     TaskSourceOption,
     check_writable,
+    echo,
     fail,
     guarded,
 )
@@ -68,7 +69,7 @@ def rag_command(
         except (ConfigError, TaskFileError, RetrievalUnavailable) as error:
             fail(str(error))
         for problem in task_set.problems:
-            typer.echo(f"skipped a bad row: {problem}", err=True)
+            echo(f"skipped a bad row: {problem}", err=True)
         if not task_set.tasks:
             fail(f"no tasks to run in {instances}")
         check_writable(output_dir)
@@ -86,7 +87,7 @@ def rag_command(
             on_record=on_record,
         )
         applied = sum(1 for prediction in predictions.values() if prediction.model_patch)
-        typer.echo(
+        echo(
             f"{applied} of {len(predictions)} predictions hold a patch that applies "
             f"(cost ${sum(costs):.4f}); predictions: {output_dir / PREDS_FILE}"
         )
