@@ -223,3 +223,39 @@ def test_user_supplied_strings_reach_the_terminal_escaped(tmp_path: Path) -> Non
     assert config.stderr.splitlines()[-1] == "error: config file not found: c\\x1b]0;X.yaml"
     for result in (batch, evaluate, config):
         assert "\x1b" not in result.stdout + result.stderr
+
+
+def test_a_deeply_nested_trajectory_is_one_line_and_the_rest_of_the_run_is_shown(
+    tmp_path: Path,
+) -> None:
+    """One `.traj` nested 100,000 deep in a run: the inspector's run and summary pages and its
+    export show the other instance and name the bad file; `stats`, `replay` and `traj-to-demo`
+    end in one line (stats goes on with the rest), never a RecursionError."""
+    from swe_aci.inspector.app import export, open_site
+
+    run = tmp_path / "run"
+    good = {
+        "trajectory": [{"action": "submit", "observation": "diff", "thought": "t"}],
+        "info": {"exit_status": "submitted", "submission": "diff --git a/x b/x\n"},
+    }
+    (run / "good").mkdir(parents=True)
+    (run / "good" / "good.traj").write_text(json.dumps(good))
+    (run / "deep").mkdir()
+    deep = run / "deep" / "deep.traj"
+    deep.write_text('{"trajectory": [{"action": "ls", "observation": ' + DEEP + "}]}")
+    site = open_site([run])
+    assert site.get("run/0/summary.html", {}).status == 200
+    page = site.get("run/0/index.html", {})
+    assert page.status == 200 and b"instance/good.html" in page.body
+    assert b"nested too deeply" in page.body and b"unreadable" in page.body
+    assert export(open_site([run], export=True), tmp_path / "export") >= 4
+    assert (tmp_path / "export" / "run" / "0" / "instance" / "good.html").is_file()
+    stats = swe_aci("stats", run, "--per-instance", cwd=tmp_path)
+    assert stats.returncode == 0 and "Traceback" not in stats.stderr, stats.stderr
+    assert "deep: trajectory" in stats.stdout and "nested too deeply" in stats.stdout
+    assert "good" in stats.stdout
+    demo = swe_aci("traj-to-demo", deep, tmp_path / "demo.traj", cwd=tmp_path)
+    assert_one_line_error(demo, "is nested too deeply to read")
+    generated_task_file(tmp_path, 1)
+    replay = swe_aci("replay", deep, "--repo", "projects/p0", "--env", "local", cwd=tmp_path)
+    assert_one_line_error(replay, "is nested too deeply to read")

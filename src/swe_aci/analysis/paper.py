@@ -287,7 +287,7 @@ def read_report(directory: Path, given: Path | None) -> dict[str, Any] | None:
         return None
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as error:
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as error:
         raise AnalysisError(f"cannot read the report {path}: {error}") from None
     if not isinstance(data, dict) or "resolved_ids" not in data:
         raise AnalysisError(f"{path} is not a run's report.json (no resolved_ids)")

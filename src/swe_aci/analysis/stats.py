@@ -146,6 +146,8 @@ def read_results(directory: Path) -> dict[str, dict[str, Any]]:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
         raise AnalysisError(f"cannot read {path}: {error}") from None
+    except RecursionError:
+        raise AnalysisError(f"cannot read {path}: nested too deeply") from None
     if not isinstance(data, dict) or not all(isinstance(v, dict) for v in data.values()):
         raise AnalysisError(f"{path} is not a batch's results (an object of objects by id)")
     return data

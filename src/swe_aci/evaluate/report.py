@@ -112,7 +112,7 @@ def load_instance(output_dir: Path, instance_id: str) -> InstanceReport | None:
     path = instance_dir(output_dir, instance_id) / REPORT_FILE
     try:
         return InstanceReport.from_json(json.loads(path.read_text()), instance_id)
-    except (OSError, ValueError, KeyError, TypeError, ValidationError):
+    except (OSError, ValueError, KeyError, TypeError, ValidationError, RecursionError):
         return None
 
 

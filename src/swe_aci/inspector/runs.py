@@ -28,6 +28,7 @@ from swe_aci.trajectory.store import JOURNAL_SUFFIX, TrajectoryError, load_traje
 
 NOT_EVALUATED = "not evaluated"
 RUNNING = "running"
+UNREADABLE = "unreadable"  # a .traj that cannot be read: its row says so, the others are shown
 
 
 class InspectError(Exception):
@@ -141,8 +142,11 @@ class Run:
             return InstanceRow(instance_id, exit_status=RUNNING)
         try:
             stats = trajectory_stats(instance_id, load_trajectory(path))
-        except TrajectoryError:  # a journal with no step yet, or a broken file
-            return InstanceRow(instance_id, exit_status=RUNNING)
+        except TrajectoryError as error:
+            if path.name.endswith(JOURNAL_SUFFIX):  # a journal with no step yet
+                return InstanceRow(instance_id, exit_status=RUNNING)
+            self.problems.append(f"{instance_id}: {error}")  # shown above the rows
+            return InstanceRow(instance_id, exit_status=UNREADABLE)
         running = path.name.endswith(JOURNAL_SUFFIX) and stats.exit_status == UNFINISHED
         return InstanceRow(
             instance_id,
@@ -186,7 +190,7 @@ def read_json(path: Path) -> Any:
     """The JSON content of `path`, or None when it is missing or unreadable."""
     try:
         return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError):
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError):
         return None
 
 
