@@ -102,9 +102,10 @@ class BatchOutputs:
                 continue
             try:
                 data = json.loads(path.read_text(encoding="utf-8"))
-            except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as error:
-                reason = str(error) if str(error) else "nested too deeply"
-                raise OutputsError(f"{path} is unreadable ({reason}); move it away") from None
+            except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+                raise OutputsError(f"{path} is unreadable ({error}); move it away") from None
+            except RecursionError:
+                raise OutputsError(f"{path} is nested too deeply to read; move it away") from None
             if not isinstance(data, dict):
                 raise OutputsError(f"{path} is not a JSON object; move it away")
             try:
