@@ -37,6 +37,14 @@ def headline(state: BatchState) -> str:
     )
 
 
+def display_for(console: Console) -> LiveDisplay | LineDisplay:
+    """The live panel on a terminal that can redraw one; plain lines on a pipe, a log, or a dumb
+    terminal (TERM=dumb: Emacs shells, some CI systems), where rich draws no live panel."""
+    if console.is_terminal and not console.is_dumb_terminal:
+        return LiveDisplay(console)
+    return LineDisplay(console)
+
+
 class LiveDisplay:
     """A live panel: progress, the running instances with their step, counts, cost, ETA."""
 

@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from swe_aci.batch.display import LineDisplay, LiveDisplay
+from swe_aci.batch.display import display_for
 from swe_aci.batch.outputs import BatchOutputs, OutputsError
 from swe_aci.batch.run_record import close_batch_log, config_record, open_batch_log, swe_aci_version
 from swe_aci.batch.runner import BatchOptions, BatchRunner, BatchState
@@ -110,7 +110,7 @@ def locked_session(
     )
     handler = open_batch_log(directory / BATCH_LOG_FILE)
     runner = BatchRunner(tasks, config, outputs, options)
-    display = LiveDisplay(console) if console.is_terminal else LineDisplay(console)
+    display = display_for(console)
     try:
         with display:
             runner.display = display
