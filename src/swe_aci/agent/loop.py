@@ -313,6 +313,7 @@ class Agent:
         observation_message["message_type"] = "observation"
         step = step_record(episode, parsed.thought, parsed.action, output, reply.content)
         step.execution_time = round(execution_time, 3)
+        step.rejected_edit = observation.rejected_edit
         self._record(episode, step, [action_message, observation_message])
         if verdict == "stop":
             raise EpisodeExit("exit_repeated")

@@ -112,11 +112,21 @@ def trajectory_stats(instance_id: str, trajectory: dict[str, Any]) -> InstanceSt
         record.commands.append(words[0] if words else "")
         if is_edit(action, editing):
             record.edits += 1
-            observation = step["observation"] if isinstance(step["observation"], str) else ""
-            rejected = is_rejected_edit(observation)
+            rejected = rejected_edit(step)
             record.failed_edits += int(rejected)
             record.edit_results.append(not rejected)
     return record
+
+
+def rejected_edit(step: dict[str, Any]) -> bool:
+    """Whether the lint guardrail refused the edit of a stored edit step: as the ACI recorded it
+    (`rejected_edit`), or, for a trajectory stored before it was recorded (ours of earlier
+    versions, paper-era files), from how the observation starts (the one place the text is read)."""
+    recorded = step.get("rejected_edit")
+    if isinstance(recorded, bool):
+        return recorded
+    observation = step["observation"] if isinstance(step["observation"], str) else ""
+    return is_rejected_edit(observation)
 
 
 def _number(value: Any, kind: type[int] | type[float]) -> Any:
