@@ -107,9 +107,19 @@ def test_run_report_schema_2_and_ours() -> None:
         "e": InstanceReport(instance_id="e", outcome="error", message="no daemon"),
         "z": InstanceReport(instance_id="z", outcome="unresolved", empty_patch=True),
     }
-    report = run_report(
+    typed = run_report(
         ["r", "u", "p", "t", "e", "z", "n"], ["r", "u", "p", "t", "e", "z", "?"], ["z"], reports
     )
+    assert typed.resolved_ids == ["r"] and typed.empty_patch_outcomes == {"z": "unresolved"}
+    report = typed.to_json()  # report.json's content, its keys in the file's order
+    assert list(report) == [
+        *("total_instances", "submitted_instances", "completed_instances", "resolved_instances"),
+        *("unresolved_instances", "empty_patch_instances", "error_instances", "completed_ids"),
+        *("incomplete_ids", "empty_patch_ids", "submitted_ids", "resolved_ids", "unresolved_ids"),
+        *("error_ids", "schema_version", "patch_failed_ids", "timeout_ids", "grading", "strict"),
+        *("integrity_flagged_ids", "resolved_with_integrity_flags", "strict_unresolved_ids"),
+        *("empty_patch_outcomes", "instances"),
+    ]
     assert report["schema_version"] == 2
     assert report["total_instances"] == 7
     assert report["submitted_ids"] == ["e", "p", "r", "t", "u", "z"]

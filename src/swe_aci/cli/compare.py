@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -230,6 +229,7 @@ def compare_command(
         )
         from swe_aci.analysis.comparison import comparison_table
         from swe_aci.batch.instance import FatalBatchError
+        from swe_aci.batch.run_record import RunRecord
         from swe_aci.records import COMPARISON_FILE, OutputLock
 
         names = [name.strip() for name in configs.split(",") if name.strip()]
@@ -249,13 +249,7 @@ def compare_command(
         ]
         for run in runs:
             check_backend(run.config.env)
-        record = {
-            "command": sys.argv,
-            "task_file": str(Path(instances).expanduser().resolve()),
-            "task_file_sha256": task_set.source_hash,
-            "selection": {"filter": filter, "slice": slice},
-            "instances": len(task_set.tasks),
-        }
+        record = RunRecord.of(instances, task_set, filter=filter, slice=slice)
         options = CompareOptions(workers=workers, redo=redo, timeout=timeout, cache_dir=cache_dir)
         console = Console(highlight=False, soft_wrap=True)
         try:

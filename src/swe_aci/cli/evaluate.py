@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from swe_aci.env.config import EnvConfig
-    from swe_aci.evaluate.report import InstanceReport
+    from swe_aci.evaluate.report import InstanceReport, RunReport
     from swe_aci.records import Prediction
     from swe_aci.tasks import Task
 
@@ -82,7 +82,7 @@ def evaluate_command(
         from swe_aci.env.config import EnvConfig
         from swe_aci.evaluate.grading import GRADING_MODES
         from swe_aci.evaluate.predictions import PredictionsError
-        from swe_aci.records import REPORT_FILE, OutputLock, OutputLockError, write_json_atomic
+        from swe_aci.records import REPORT_FILE, OutputLock, OutputLockError
         from swe_aci.tasks import TaskFileError
 
         console = Console(stderr=True, highlight=False, soft_wrap=True)
@@ -114,9 +114,7 @@ def evaluate_command(
         except OutputLockError as exc:
             fail(str(exc))
         with lock:
-            reports = run_with_progress(tasks, chosen, env_config, console)
-            report = run_summary(tasks, chosen, reports, grading, strict)
-            write_json_atomic(output_dir / REPORT_FILE, report)
+            report = run_with_progress(tasks, chosen, env_config, console)
         print_summary(report, console)
         console.print(f"report: {shown(output_dir / REPORT_FILE)}")
 
@@ -125,10 +123,10 @@ def evaluate_command(
         chosen: dict[str, Prediction],
         env_config: EnvConfig,
         console: Console,
-    ) -> dict[str, InstanceReport]:
+    ) -> RunReport:
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
-        from swe_aci.evaluate.harness import evaluate_all
+        from swe_aci.evaluate.run_grading import grade_run
 
         todo = sum(1 for task in tasks if task.instance_id in chosen)
         with Progress(
@@ -146,7 +144,7 @@ def evaluate_command(
                 progress.console.print(outcome_line(report, note))
                 progress.advance(bar)
 
-            return evaluate_all(
+            return grade_run(
                 tasks,
                 chosen,
                 env_config,
@@ -157,7 +155,7 @@ def evaluate_command(
                 on_done=done,
                 grading=grading,  # type: ignore[arg-type]  # checked above
                 strict=strict,
-            )
+            ).report
 
     guarded(body, interrupted="evaluated instances keep their reports: run again to go on")
 
@@ -210,53 +208,26 @@ def outcome_line(report: InstanceReport, note: str) -> str:
     return f"[{style}]{report.outcome:>12}[/] {shown(report.instance_id)}{detail}{note}"
 
 
-def run_summary(
-    tasks: list[Task],
-    chosen: dict[str, Prediction],
-    reports: dict[str, InstanceReport],
-    grading: str,
-    strict: bool,
-) -> dict[str, object]:
-    from swe_aci.evaluate.report import run_report
-
-    return run_report(
-        [task.instance_id for task in tasks],
-        chosen,
-        [key for key, prediction in chosen.items() if prediction.is_empty],
-        reports,
-        grading=grading,  # type: ignore[arg-type]  # checked by the command
-        strict=strict,
-    )
-
-
-def print_summary(report: dict[str, object], console: Console) -> None:
+def print_summary(report: RunReport, console: Console) -> None:
     from rich.table import Table
 
-    def count(key: str) -> int:
-        value = report[key]
-        assert isinstance(value, int | list)
-        return value if isinstance(value, int) else len(value)
-
-    total, submitted, resolved = (
-        count("total_instances"),
-        count("submitted_instances"),
-        count("resolved_instances"),
-    )
+    total, submitted = report.total_instances, report.submitted_instances
+    resolved = report.resolved_instances
     table = Table(title="evaluation")
     table.add_column("instances")
     table.add_column("count", justify="right")
     rows = [
-        ("total", count("total_instances")),
+        ("total", total),
         ("submitted", submitted),
-        ("completed", count("completed_instances")),
+        ("completed", report.completed_instances),
         ("resolved", resolved),
-        ("  of which with integrity flags", count("resolved_with_integrity_flags")),
-        ("unresolved", count("unresolved_instances")),
-        ("  of which patch failed", count("patch_failed_ids")),
-        ("  of which timed out", count("timeout_ids")),
-        ("empty patch", count("empty_patch_instances")),
-        ("error", count("error_instances")),
-        ("not evaluated", count("incomplete_ids")),
+        ("  of which with integrity flags", report.resolved_with_integrity_flags),
+        ("unresolved", report.unresolved_instances),
+        ("  of which patch failed", len(report.patch_failed_ids)),
+        ("  of which timed out", len(report.timeout_ids)),
+        ("empty patch", report.empty_patch_instances),
+        ("error", report.error_instances),
+        ("not evaluated", len(report.incomplete_ids)),
     ]
     for name, value in rows:
         table.add_row(name, str(value))
