@@ -414,3 +414,32 @@ def test_a_rejected_edit_is_recorded_on_its_step_and_counted_from_there(tmp_path
     path.write_text(json.dumps(stored))
     [record] = read_run(out)
     assert record.failed_edits == 0  # an older step: its text says the edit went through
+
+
+def test_batch_stats_and_the_inspector_share_one_per_instance_record(tmp_path: Path) -> None:
+    """What batch writes for an instance (results.json, keys as before) is the record `stats` and
+    the inspector's run page read back: one type, the same counts."""
+    from swe_aci.analysis.stats import read_run
+    from swe_aci.inspector.runs import discover
+
+    task_file = generated_task_file(tmp_path, 1)
+    out = tmp_path / "out"
+    result = cli(*batch_args(task_file, out, replies=[EDIT, SUBMIT]))
+    assert result.exit_code == 0, result.output
+    assert list(results(out)["demo__calc-0"]) == [
+        *("instance_id", "exit_status", "model_patch", "model_name", "cost", "api_calls"),
+        *("steps", "elapsed", "tokens_sent", "tokens_received", "failed_edits", "error"),
+        *("evaluation", "tries"),
+    ]
+    written = BatchOutputs(out).results["demo__calc-0"]
+    [stats] = read_run(out)
+    [row] = discover([out])[0].rows()
+    assert type(stats) is type(row) is InstanceResult
+    assert row == written and row.outcome == "not evaluated"
+    assert (stats.exit_status, stats.steps, stats.failed_edits, stats.submitted) == (
+        written.exit_status,
+        written.steps,
+        written.failed_edits,
+        True,
+    )
+    assert stats.has_trajectory and stats.commands == ["sed", "submit"]

@@ -30,7 +30,8 @@ if TYPE_CHECKING:
     from rich.table import Table
 
     from swe_aci.analysis.paper import PaperStats
-    from swe_aci.analysis.stats import InstanceStats, RunStats
+    from swe_aci.analysis.stats import RunStats
+    from swe_aci.batch.outputs import InstanceResult
     from swe_aci.evaluate.report import InstanceReport
 
 
@@ -168,7 +169,7 @@ def run_table(run: RunStats) -> Table:
     return table
 
 
-def instances_table(records: list[InstanceStats]) -> Table:
+def instances_table(records: list[InstanceResult]) -> Table:
     from rich.table import Table
 
     table = Table(title="instances")
@@ -178,7 +179,7 @@ def instances_table(records: list[InstanceStats]) -> Table:
         table.add_row(
             shown(record.instance_id),
             shown(record.exit_status),
-            str(record.turns),
+            str(record.steps),
             str(record.edits),
             str(record.failed_edits),
             f"${record.cost:.4f}",

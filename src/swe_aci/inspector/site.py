@@ -21,7 +21,8 @@ from urllib.parse import unquote
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from markupsafe import Markup
 
-from swe_aci.inspector.runs import NOT_EVALUATED, Run
+from swe_aci.batch.outputs import NOT_EVALUATED
+from swe_aci.inspector.runs import Run
 from swe_aci.inspector.search import search_run
 from swe_aci.inspector.text import visible
 from swe_aci.inspector.views import (
