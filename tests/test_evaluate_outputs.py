@@ -148,3 +148,21 @@ def test_patch_paths_reads_every_patch_form() -> None:
     )
     assert patch_paths(plain) == ["tests/t.py"]
     assert patch_paths(git) == ["new.py", "old.py", "a.py", "b.py"]
+
+
+def test_grading_a_run_is_called_from_one_place() -> None:
+    """`evaluate`, `batch --evaluate` and `compare` grade through `grade_run`: nothing else calls
+    the evaluation pool or builds the run report."""
+    import ast
+
+    source = Path(__file__).resolve().parents[1] / "src" / "swe_aci"
+    callers: dict[str, set[str]] = {"evaluate_all": set(), "run_report": set(), "grade_run": set()}
+    for path in source.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call):
+                name = getattr(node.func, "id", None) or getattr(node.func, "attr", None)
+                if name in callers:
+                    callers[name].add(str(path.relative_to(source)))
+    assert callers["evaluate_all"] == {"evaluate/run_grading.py"}
+    assert callers["run_report"] == {"evaluate/run_grading.py"}
+    assert callers["grade_run"] == {"cli/evaluate.py", "batch/evaluation.py"}
