@@ -7,7 +7,6 @@ cd "$(dirname "$0")/.."
 
 clone=$(mktemp -d -t swe-aci-first-use-XXXXXX)
 trap 'rm -rf "$clone"' EXIT
-chmod 755 "$clone"  # the tests that run as an unprivileged user read the checkout
 git clone --quiet --no-hardlinks . "$clone/swe-aci"
 cd "$clone/swe-aci"
 system=(env -i HOME="$HOME" TERM="${TERM:-dumb}" PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin)

@@ -316,3 +316,25 @@ def test_submit_sees_a_same_size_edit_made_in_the_checkout_second(session: Sessi
     for touched in (path, index):
         os.utime(touched, (second + 0.5, second + 0.5))
     assert "+x = 2" in aci.submission().patch
+
+
+def test_the_aci_marks_an_edit_its_guardrail_rejected_on_the_observation(
+    session: Session,
+) -> None:
+    """A rejected edit is a fact the ACI records (`rejected_edit`), for `edit` and the str_replace
+    set alike; nothing downstream reads the observation's text to learn it."""
+    aci = session({"mod.py": "x = 1\n"})
+    bad = aci.execute("open mod.py\nedit 1:1\nx = (\nend_of_edit")
+    assert bad.rejected_edit and "syntax error" in bad.output
+    good = aci.execute("edit 1:1\nx = 2\nend_of_edit")
+    assert not good.rejected_edit
+    echoed = aci.execute("echo 'Your proposed edit has introduced new syntax error(s)'")
+    assert not echoed.rejected_edit  # a shell command printing the words is no rejected edit
+    str_aci = session({"mod.py": "x = 1\n"}, commands=["str_replace", "insert", "create_file"])
+    for action in (
+        "str_replace mod.py\nx = 1\nend_of_old_str\nx = (\nend_of_new_str",
+        "insert mod.py 1\ny = (\nend_of_new_str",
+        "create new.py\nz = (\nend_of_file_text",
+    ):
+        observation = str_aci.execute(action)
+        assert observation.rejected_edit and "NOT applied" in observation.output, action

@@ -94,16 +94,16 @@ def test_per_instance_records(run_dir: Path) -> None:
     assert sorted(records) == ["broken", "edits", "noenv", "paper", "shell"]
 
     edits = records["edits"]
-    assert (edits.turns, edits.edits, edits.failed_edits) == (4, 3, 2)
+    assert (edits.steps, edits.edits, edits.failed_edits) == (4, 3, 2)
     assert edits.exit_status == "submitted (exit_cost)" and edits.submitted
     assert (edits.cost, edits.tokens_sent, edits.tokens_received) == (0.5, 1000, 100)
 
     shell = records["shell"]  # `editor=1` is no edit; results.json's status wins
-    assert (shell.turns, shell.edits, shell.failed_edits) == (2, 0, 0)
+    assert (shell.steps, shell.edits, shell.failed_edits) == (2, 0, 0)
     assert shell.exit_status == "submitted" and not shell.submitted
 
     paper = records["paper"]  # the paper's own rejection message
-    assert (paper.turns, paper.edits, paper.failed_edits) == (11, 3, 1)
+    assert (paper.steps, paper.edits, paper.failed_edits) == (11, 3, 1)
     assert paper.exit_status == "submitted" and paper.submitted and paper.cost == 0.4127
 
     noenv = records["noenv"]
@@ -137,7 +137,7 @@ def test_edits_count_only_where_the_interface_has_the_edit_command(tmp_path: Pat
         path.write_text(json.dumps({**data, "config": {"aci": {"commands": commands}}}))
     records = {record.instance_id: record for record in read_run(tmp_path)}
     assert (records["aci"].edits, records["aci"].failed_edits) == (1, 1)
-    assert (records["shell"].edits, records["shell"].failed_edits, records["shell"].turns) == (
+    assert (records["shell"].edits, records["shell"].failed_edits, records["shell"].steps) == (
         0,
         0,
         2,
@@ -215,4 +215,4 @@ def test_a_killed_episode_is_read_from_its_journal(tmp_path: Path) -> None:
         "unfinished",
         True,
     )
-    assert (record.turns, record.edits, record.failed_edits, record.cost) == (1, 1, 1, 0.2)
+    assert (record.steps, record.edits, record.failed_edits, record.cost) == (1, 1, 1, 0.2)

@@ -19,10 +19,11 @@ import yaml
 from typer.testing import CliRunner, Result
 
 from batch_helpers import EDIT, SUBMIT, generated_task_file, scripted_overrides
-from swe_aci.batch.outputs import BatchOutputs, InstanceResult, OutputsError
+from swe_aci.batch.outputs import BatchOutputs, OutputsError
 from swe_aci.cli import app
 from swe_aci.evaluate.report import InstanceReport, load_instance
 from swe_aci.records import Prediction
+from swe_aci.trajectory.instance import InstanceResult
 from swe_aci.trajectory.store import load_trajectory
 
 PLAIN = {"NO_COLOR": "1", "FORCE_COLOR": None, "TTY_COMPATIBLE": None, "COLUMNS": "200"}
@@ -384,3 +385,62 @@ def test_the_recorded_prediction_is_the_one_record(tmp_path: Path) -> None:
     assert json.loads((tmp_path / "out" / "preds.json").read_text()) == {
         "a": {"instance_id": "a", "model_name_or_path": "m", "model_patch": "diff\n"}
     }
+
+
+def test_a_rejected_edit_is_recorded_on_its_step_and_counted_from_there(tmp_path: Path) -> None:
+    """The ACI's mark of a rejected edit reaches the `.traj` step (`rejected_edit`) and the
+    batch's count; `stats` reads the mark, and only a step stored without one (an older file)
+    from the observation's text."""
+    from swe_aci.analysis.stats import read_run
+
+    see = "DISCUSSION\nLook.\n```\nopen calc/__init__.py\n```\n"
+    bad = "DISCUSSION\nBreak it.\n```\nedit 1:1\ndef add(a, b:\nend_of_edit\n```\n"
+    task_file = generated_task_file(tmp_path, 1)
+    out = tmp_path / "out"
+    result = cli(*batch_args(task_file, out, replies=[see, bad, EDIT, SUBMIT]))
+    assert result.exit_code == 0, result.output
+    assert results(out)["demo__calc-0"]["failed_edits"] == 1
+    path = out / "demo__calc-0" / "demo__calc-0.traj"
+    stored = json.loads(path.read_text())
+    assert [step["rejected_edit"] for step in stored["trajectory"]] == [False, True, False, False]
+    [record] = read_run(out)
+    assert (record.edits, record.failed_edits) == (1, 1)
+    # the mark wins over the text: a rejection whose text says otherwise, and an older step
+    stored["trajectory"][1]["observation"] = "File updated."
+    path.write_text(json.dumps(stored))
+    (out / "results.json").unlink()
+    [record] = read_run(out)
+    assert record.failed_edits == 1 and record.edit_results == [False]
+    del stored["trajectory"][1]["rejected_edit"]
+    path.write_text(json.dumps(stored))
+    [record] = read_run(out)
+    assert record.failed_edits == 0  # an older step: its text says the edit went through
+
+
+def test_batch_stats_and_the_inspector_share_one_per_instance_record(tmp_path: Path) -> None:
+    """What batch writes for an instance (results.json, keys as before) is the record `stats` and
+    the inspector's run page read back: one type, the same counts."""
+    from swe_aci.analysis.stats import read_run
+    from swe_aci.inspector.runs import discover
+
+    task_file = generated_task_file(tmp_path, 1)
+    out = tmp_path / "out"
+    result = cli(*batch_args(task_file, out, replies=[EDIT, SUBMIT]))
+    assert result.exit_code == 0, result.output
+    assert list(results(out)["demo__calc-0"]) == [
+        *("instance_id", "exit_status", "model_patch", "model_name", "cost", "api_calls"),
+        *("steps", "elapsed", "tokens_sent", "tokens_received", "failed_edits", "error"),
+        *("evaluation", "tries"),
+    ]
+    written = BatchOutputs(out).results["demo__calc-0"]
+    [stats] = read_run(out)
+    [row] = discover([out])[0].rows()
+    assert type(stats) is type(row) is InstanceResult
+    assert row == written and row.outcome == "not evaluated"
+    assert (stats.exit_status, stats.steps, stats.failed_edits, stats.submitted) == (
+        written.exit_status,
+        written.steps,
+        written.failed_edits,
+        True,
+    )
+    assert stats.has_trajectory and stats.commands == ["sed", "submit"]

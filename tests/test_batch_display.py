@@ -5,23 +5,38 @@ from __future__ import annotations
 import io
 import time
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from rich.console import Console
 
-from swe_aci.batch.display import LineDisplay, LiveDisplay, headline, summary_table
+from swe_aci.batch.display import LineDisplay, LiveDisplay, display_for, headline, summary_table
 from swe_aci.batch.hooks import completed_instance
-from swe_aci.batch.outputs import InstanceResult
 from swe_aci.batch.runner import BatchState, Running
+from swe_aci.trajectory.instance import InstanceResult
+
+Terminal = Callable[..., tuple[Console, io.StringIO]]
 
 
-def terminal() -> tuple[Console, io.StringIO]:
-    buffer = io.StringIO()
-    return Console(file=buffer, force_terminal=True, width=160, color_system=None), buffer
+@pytest.fixture
+def terminal(monkeypatch: pytest.MonkeyPatch) -> Terminal:
+    """A console on a terminal of the type asked for, whatever terminal (or none) runs the tests:
+    TERM set for the test, the variables that turn a terminal off removed."""
+
+    def make(term: str = "xterm-256color") -> tuple[Console, io.StringIO]:
+        monkeypatch.setenv("TERM", term)
+        for variable in ("TTY_COMPATIBLE", "TTY_INTERACTIVE", "NO_COLOR", "FORCE_COLOR"):
+            monkeypatch.delenv(variable, raising=False)
+        buffer = io.StringIO()
+        return Console(file=buffer, force_terminal=True, width=160, color_system=None), buffer
+
+    return make
 
 
-def test_live_panel_shows_progress_running_steps_counts_cost_and_eta() -> None:
+def test_live_panel_shows_progress_running_steps_counts_cost_and_eta(terminal: Terminal) -> None:
     console, buffer = terminal()
+    assert isinstance(display_for(console), LiveDisplay)
     state = BatchState(total=10, skipped=2, started=time.monotonic() - 60)
     state.finished, state.cost = 4, 1.25
     state.counts = Counter({"submitted": 3, "exit_cost": 1})
@@ -40,7 +55,7 @@ def test_live_panel_shows_progress_running_steps_counts_cost_and_eta() -> None:
     assert "[6/10] a-1: submitted ($0.5000, 3 steps" in text
 
 
-def test_summary_table_counts_and_stop_reason() -> None:
+def test_summary_table_counts_and_stop_reason(terminal: Terminal) -> None:
     console, buffer = terminal()
     state = BatchState(total=5, skipped=1)
     state.finished = 2
@@ -76,3 +91,15 @@ def test_plain_lines_show_started_instances_and_their_current_step() -> None:
         "b-2: started",
         "a-1: step 2: ls \\x1b[31m",
     ]
+
+
+def test_a_dumb_terminal_gets_the_plain_lines(terminal: Terminal) -> None:
+    """TERM=dumb is a terminal rich draws no live panel on: the batch prints plain lines there."""
+    console, buffer = terminal("dumb")
+    display = display_for(console)
+    assert isinstance(display, LineDisplay)
+    state = BatchState(total=1, skipped=0)
+    with display:
+        state.running = {"a-1": Running(time.monotonic())}
+        display.update(state)
+    assert buffer.getvalue().splitlines() == ["a-1: started"]

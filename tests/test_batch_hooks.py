@@ -10,13 +10,14 @@ from pathlib import Path
 import pytest
 
 from batch_helpers import EDIT, SUBMIT, generated_task_file, scripted_overrides
-from swe_aci.batch.outputs import BatchOutputs, InstanceResult
+from swe_aci.batch.outputs import BatchOutputs
 from swe_aci.batch.runner import BatchOptions, BatchRunner, BatchState
 from swe_aci.episode import load_config
 from swe_aci.executors.base import Channel, Jobs, bounded_workers, worker_limit
 from swe_aci.executors.threads import ThreadExecutor
 from swe_aci.hooks.base import InstanceCompleted
 from swe_aci.tasks import load_tasks
+from swe_aci.trajectory.instance import InstanceResult
 
 
 def test_workers_are_bounded_by_the_items_and_the_limit() -> None:

@@ -131,7 +131,9 @@ BAD_INPUTS = [
         "unknown model 'gpt-17'",
         id="unknown-model",
     ),
-    pytest.param([*ON_REPO, "--env", "podman"], "env.backend", id="unknown-backend"),
+    pytest.param(
+        [*ON_REPO, "--env", "podman"], "--env podman: Input should be", id="unknown-backend"
+    ),
     pytest.param(
         [
             "run",

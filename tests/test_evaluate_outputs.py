@@ -107,9 +107,19 @@ def test_run_report_schema_2_and_ours() -> None:
         "e": InstanceReport(instance_id="e", outcome="error", message="no daemon"),
         "z": InstanceReport(instance_id="z", outcome="unresolved", empty_patch=True),
     }
-    report = run_report(
+    typed = run_report(
         ["r", "u", "p", "t", "e", "z", "n"], ["r", "u", "p", "t", "e", "z", "?"], ["z"], reports
     )
+    assert typed.resolved_ids == ["r"] and typed.empty_patch_outcomes == {"z": "unresolved"}
+    report = typed.to_json()  # report.json's content, its keys in the file's order
+    assert list(report) == [
+        *("total_instances", "submitted_instances", "completed_instances", "resolved_instances"),
+        *("unresolved_instances", "empty_patch_instances", "error_instances", "completed_ids"),
+        *("incomplete_ids", "empty_patch_ids", "submitted_ids", "resolved_ids", "unresolved_ids"),
+        *("error_ids", "schema_version", "patch_failed_ids", "timeout_ids", "grading", "strict"),
+        *("integrity_flagged_ids", "resolved_with_integrity_flags", "strict_unresolved_ids"),
+        *("empty_patch_outcomes", "instances"),
+    ]
     assert report["schema_version"] == 2
     assert report["total_instances"] == 7
     assert report["submitted_ids"] == ["e", "p", "r", "t", "u", "z"]
@@ -138,3 +148,21 @@ def test_patch_paths_reads_every_patch_form() -> None:
     )
     assert patch_paths(plain) == ["tests/t.py"]
     assert patch_paths(git) == ["new.py", "old.py", "a.py", "b.py"]
+
+
+def test_grading_a_run_is_called_from_one_place() -> None:
+    """`evaluate`, `batch --evaluate` and `compare` grade through `grade_run`: nothing else calls
+    the evaluation pool or builds the run report."""
+    import ast
+
+    source = Path(__file__).resolve().parents[1] / "src" / "swe_aci"
+    callers: dict[str, set[str]] = {"evaluate_all": set(), "run_report": set(), "grade_run": set()}
+    for path in source.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call):
+                name = getattr(node.func, "id", None) or getattr(node.func, "attr", None)
+                if name in callers:
+                    callers[name].add(str(path.relative_to(source)))
+    assert callers["evaluate_all"] == {"evaluate/run_grading.py"}
+    assert callers["run_report"] == {"evaluate/run_grading.py"}
+    assert callers["grade_run"] == {"cli/evaluate.py", "batch/evaluation.py"}

@@ -172,3 +172,90 @@ def test_grading_swebench_without_the_package_is_one_line_before_any_work(tmp_pa
     with_package = swe_aci(*args, cwd=tmp_path)
     assert with_package.returncode == 2 and "missing.jsonl" in with_package.stderr
     assert "swebench package" not in with_package.stderr
+
+
+def test_typed_flags_go_into_the_config_as_they_are_never_as_yaml(tmp_path: Path) -> None:
+    """`--image on` and `--image null` are the images so named, not YAML's true and null: without
+    the docker sandbox the flag is refused, naming itself; `--set` stays YAML text by design."""
+    from swe_aci.cli.common import UsageError, build_config
+
+    generated_task_file(tmp_path, 1)
+    for image in ("on", "null"):
+        result = swe_aci(
+            "run", "--repo", "projects/p0", "--issue", "x", "--image", image, cwd=tmp_path
+        )
+        assert_one_line_error(result, f"--image {image}: an image is used by the docker sandbox")
+        config = build_config(None, [], **{"env.backend": "docker", "env.image": image})
+        assert config.env.image == image
+    assert build_config(None, ["env.image=null"]).env.image is None
+    assert build_config(None, [], **{"model.name": "openai/on"}).model.name == "openai/on"
+    result = swe_aci("run", "--repo", "projects/p0", "--issue", "x", "--env", "on", cwd=tmp_path)
+    assert_one_line_error(result, "--env on: Input should be 'auto', 'local', 'bwrap' or 'docker'")
+    try:
+        build_config(None, [], **{"env.backend": "local", "env.image": "on"})
+    except UsageError as error:
+        assert str(error).startswith("--image on: ")
+    else:
+        raise AssertionError("--image with the local sandbox was taken")
+
+
+def test_user_supplied_strings_reach_the_terminal_escaped(tmp_path: Path) -> None:
+    """A task row's id and a --config path holding terminal escape sequences are printed with
+    them escaped (`\\x1b`), as `--instance-id` is; nothing raw reaches the terminal."""
+    tasks = generated_task_file(tmp_path, 1)
+    rows = [json.loads(line) for line in tasks.read_text().splitlines()]
+    hostile = {**rows[0], "instance_id": "ctl\x1b]0;T"}
+    tasks.write_text("".join(json.dumps(row) + "\n" for row in [*rows, hostile]))
+    settings = [arg for override in scripted_overrides() for arg in ("--set", override)]
+    batch = swe_aci(
+        "batch", "--instances", tasks, "--env", "local", "--output-dir", "out", *settings,
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert batch.returncode == 0, batch.stderr
+    assert "(ctl\\x1b]0;T)" in batch.stderr
+    evaluate = swe_aci("evaluate", "gold", "--instances", tasks, "--env", "local", cwd=tmp_path)
+    assert "(ctl\\x1b]0;T)" in evaluate.stderr
+    config = swe_aci(
+        "batch", "--instances", tasks, "--config", "c\x1b]0;X.yaml", "--output-dir", "o",
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert config.returncode == 2 and "Traceback" not in config.stderr
+    assert config.stderr.splitlines()[-1] == "error: config file not found: c\\x1b]0;X.yaml"
+    for result in (batch, evaluate, config):
+        assert "\x1b" not in result.stdout + result.stderr
+
+
+def test_a_deeply_nested_trajectory_is_one_line_and_the_rest_of_the_run_is_shown(
+    tmp_path: Path,
+) -> None:
+    """One `.traj` nested 100,000 deep in a run: the inspector's run and summary pages and its
+    export show the other instance and name the bad file; `stats`, `replay` and `traj-to-demo`
+    end in one line (stats goes on with the rest), never a RecursionError."""
+    from swe_aci.inspector.app import export, open_site
+
+    run = tmp_path / "run"
+    good = {
+        "trajectory": [{"action": "submit", "observation": "diff", "thought": "t"}],
+        "info": {"exit_status": "submitted", "submission": "diff --git a/x b/x\n"},
+    }
+    (run / "good").mkdir(parents=True)
+    (run / "good" / "good.traj").write_text(json.dumps(good))
+    (run / "deep").mkdir()
+    deep = run / "deep" / "deep.traj"
+    deep.write_text('{"trajectory": [{"action": "ls", "observation": ' + DEEP + "}]}")
+    site = open_site([run])
+    assert site.get("run/0/summary.html", {}).status == 200
+    page = site.get("run/0/index.html", {})
+    assert page.status == 200 and b"instance/good.html" in page.body
+    assert b"nested too deeply" in page.body and b"unreadable" in page.body
+    assert export(open_site([run], export=True), tmp_path / "export") >= 4
+    assert (tmp_path / "export" / "run" / "0" / "instance" / "good.html").is_file()
+    stats = swe_aci("stats", run, "--per-instance", cwd=tmp_path)
+    assert stats.returncode == 0 and "Traceback" not in stats.stderr, stats.stderr
+    assert "deep: trajectory" in stats.stdout and "nested too deeply" in stats.stdout
+    assert "good" in stats.stdout
+    demo = swe_aci("traj-to-demo", deep, tmp_path / "demo.traj", cwd=tmp_path)
+    assert_one_line_error(demo, "is nested too deeply to read")
+    generated_task_file(tmp_path, 1)
+    replay = swe_aci("replay", deep, "--repo", "projects/p0", "--env", "local", cwd=tmp_path)
+    assert_one_line_error(replay, "is nested too deeply to read")

@@ -1,10 +1,13 @@
 """Running a sandbox as an ordinary user from a test run as root (or as ourselves otherwise).
 
 `run_probe` runs tests/sandbox_probe.py as root or as the user `swe-aci-test` (created when missing) with
-`setpriv`. The interpreter swe-aci runs on may live where that user may not go (pyenv under root's
-0700 /root); the probe then runs in a mount namespace of its own in which the interpreter's
-directory alone is reachable (a tmpfs over the closed directory, the interpreter bound back in).
-Nothing of the host changes but the user's existence.
+`setpriv`. That user may be unable to read the checkout (a clone in root's 0700 home, or in a
+`mktemp -d`), so the probe and a copy of `src/swe_aci` go into a world-readable scratch directory
+under /tmp, and the probe runs from there. The interpreter swe-aci runs on (and its virtualenv, which
+may sit inside the checkout) may live where that user may not go either (pyenv under /root); the
+probe then runs in a mount namespace of its own in which those directories alone are reachable (a
+tmpfs over each closed directory, the interpreter's directories bound back in). Nothing of the host
+changes but the user's existence.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ TEST_USER = "swe-aci-test"
 TESTS = Path(__file__).resolve().parent
 SOURCE = TESTS.parent / "src"
 MODES = ["root", "user"]
+PYTHON_CACHE = shutil.ignore_patterns("__pycache__", "*.pyc")
 
 
 def unprivileged_user() -> tuple[int, int]:
@@ -88,13 +92,17 @@ def run_probe(
     scratch = Path(tempfile.mkdtemp(prefix="swe-aci-test-probe-", dir="/tmp"))
     scratch.chmod(0o755)
     try:
+        source = scratch / "src"
+        shutil.copytree(SOURCE / "swe_aci", source / "swe_aci", ignore=PYTHON_CACHE)
+        shutil.copy2(TESTS / "sandbox_probe.py", scratch / "sandbox_probe.py")
         env = {
             "PATH": os.environ.get("PATH", os.defpath),
             "HOME": str(scratch),
             "TMPDIR": str(scratch),
-            "PYTHONPATH": str(SOURCE),
+            "PYTHONPATH": str(source),
+            "PYTHONDONTWRITEBYTECODE": "1",
         }
-        probe = [sys.executable, str(TESTS / "sandbox_probe.py"), request]
+        probe = [sys.executable, str(scratch / "sandbox_probe.py"), request]
         if mode == "user" and os.geteuid() == 0:
             give_to_test_user(scratch)
             probe = ["unshare", "--mount", "--", "sh", "-c", _reach_script(scratch), "sh", *probe]
@@ -111,23 +119,32 @@ def run_probe(
 
 
 def _reach_script(scratch: Path) -> str:
-    """Make the interpreter's installation reachable, then become the test user."""
+    """Make the interpreter's installation (and its virtualenv) reachable, then become the test
+    user: each outermost directory the user cannot enter that holds one of them is covered by a
+    tmpfs into which only those directories are bound back."""
     uid, gid = unprivileged_user()
     lines = ["set -e"]
-    prefix = Path(sys.base_prefix).resolve()
-    closed = next(
-        (p for p in reversed(prefix.parents) if p != p.parent and not os.stat(p).st_mode & 0o001),
-        None,
-    )
-    if closed is not None:
-        hold = scratch / "hold"
+    needed = sorted({Path(sys.base_prefix).resolve(), Path(sys.prefix).resolve()})
+    covered: dict[Path, list[Path]] = {}
+    for path in needed:
+        closed = next(
+            (p for p in reversed(path.parents) if p != p.parent and not os.stat(p).st_mode & 0o001),
+            None,
+        )
+        if closed is not None:
+            covered.setdefault(closed, []).append(path)
+    for number, (closed, paths) in enumerate(sorted(covered.items())):
+        hold = scratch / f"hold-{number}"
         hold.mkdir()
-        inside = prefix.relative_to(closed)
         lines += [
             f"mount --bind '{closed}' '{hold}'",
             f"mount -t tmpfs -o mode=0755 swe-aci-test '{closed}'",
-            f"mkdir -p '{closed / inside}'",
-            f"mount --bind '{hold / inside}' '{closed / inside}'",
         ]
+        for path in paths:
+            inside = path.relative_to(closed)
+            lines += [
+                f"mkdir -p '{closed / inside}'",
+                f"mount --bind '{hold / inside}' '{closed / inside}'",
+            ]
     lines.append(f'exec setpriv --reuid={uid} --regid={gid} --init-groups -- "$@"')
     return "\n".join(lines)

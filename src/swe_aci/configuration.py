@@ -37,7 +37,13 @@ BUILTIN_NAME = re.compile(r"[\w-]+(/[\w-]+)?")
 
 
 class ConfigError(Exception):
-    """The config cannot be used; the message is one line naming the file and the key."""
+    """The config cannot be used; the message is one line naming the file and the key. A value
+    that failed validation gives its dotted `key` and the `problem` alone, so the caller that
+    set it (a command-line flag) can name itself instead of the key."""
+
+    def __init__(self, message: str, *, key: str = "", problem: str = "") -> None:
+        super().__init__(message)
+        self.key, self.problem = key, problem
 
 
 def builtin_config_dir() -> Path:
@@ -132,29 +138,49 @@ def resolve_demonstrations(data: dict[str, Any], base: Path) -> None:
         ]
 
 
-def load_validated(schema: type[Schema], path: Path, overrides: Sequence[str] = ()) -> Schema:
-    """A YAML config file (its `extends:` chain merged), then the `key.path=value` overrides,
-    validated by `schema`. Raises ConfigError (one line naming the file and the key)."""
+def load_validated(
+    schema: type[Schema],
+    path: Path,
+    overrides: Sequence[str] = (),
+    values: Mapping[str, Any] | None = None,
+) -> Schema:
+    """A YAML config file (its `extends:` chain merged), then the `key.path=value` overrides (text,
+    parsed as YAML), then `values` (dotted key -> a typed value, set as it is: never YAML text
+    again), validated by `schema`. Raises ConfigError (one line naming the file and the key)."""
     data = read_layered(path, seen=())
     for override in overrides:
         apply_override(data, override)
+    for key, value in (values or {}).items():
+        set_value(data, key, value, f"bad value for {key}")
     try:
         return schema.model_validate(data)
     except ValidationError as error:
-        raise ConfigError(f"config {path}: {describe_validation_error(error)}") from None
+        first = error.errors()[0]
+        raise ConfigError(
+            f"config {path}: {describe_validation_error(error)}",
+            key=".".join(str(part) for part in first["loc"]),
+            problem=describe_problem(first),
+        ) from None
 
 
 def apply_override(data: dict[str, Any], override: str) -> None:
-    """Set `a.b.c=value` in the nested dict `data`, creating missing sections."""
+    """Set `a.b.c=value` in the nested dict `data` (the value parsed as YAML), creating missing
+    sections."""
     key, separator, raw = override.partition("=")
     key = key.strip()
-    parts = key.split(".")
-    if not separator or not all(parts):
+    if not separator or not all(key.split(".")):
         raise ConfigError(f"bad override {override!r}: expected key.path=value")
     try:
         value = yaml.safe_load(raw) if raw.strip() else None
     except yaml.YAMLError:
         raise ConfigError(f"bad override {override!r}: the value is not valid YAML") from None
+    set_value(data, key, value, f"bad override {override!r}")
+
+
+def set_value(data: dict[str, Any], key: str, value: Any, context: str) -> None:
+    """Set the dotted `key` to `value` in the nested dict `data`, creating missing sections;
+    `context` starts the message of a ConfigError."""
+    parts = key.split(".")
     node = data
     for depth, part in enumerate(parts[:-1]):
         child = node.setdefault(part, {})
@@ -162,7 +188,7 @@ def apply_override(data: dict[str, Any], override: str) -> None:
             child = node[part] = {}
         if not isinstance(child, dict):
             section = ".".join(parts[: depth + 1])
-            raise ConfigError(f"bad override {override!r}: {section} is not a section")
+            raise ConfigError(f"{context}: {section} is not a section")
         node = child
     node[parts[-1]] = value
 
@@ -175,12 +201,20 @@ def describe_validation_error(error: ValidationError) -> str:
         return f"unknown key {key}"
     if first["type"] == "missing":
         return f"missing key {key}"
-    message = first["msg"].removeprefix("Value error, ")
+    message = describe_problem(first)
     if first["type"].startswith("value_error") or first["type"] == "assertion_error":
         return message if message.startswith("agent.") else f"{key}: {message}"
+    return f"{key}: {message}"
+
+
+def describe_problem(first: Any) -> str:
+    """What is wrong with one validated value, without its key (pydantic's ErrorDetails)."""
+    message = str(first["msg"]).removeprefix("Value error, ")
+    if first["type"].startswith("value_error") or first["type"] == "assertion_error":
+        return message
     shown = repr(first.get("input"))
     shown = shown if len(shown) <= 60 else shown[:57] + "..."
-    return f"{key}: {message} (got {shown})"
+    return f"{message} (got {shown})"
 
 
 def template_problem(key: str, source: str, allowed: set[str] | frozenset[str]) -> str | None:

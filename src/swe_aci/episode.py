@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -111,15 +111,19 @@ class EpisodeConfig(BaseModel):
         return self
 
 
-def load_config(path: str | Path | None = None, overrides: Sequence[str] = ()) -> EpisodeConfig:
+def load_config(
+    path: str | Path | None = None,
+    overrides: Sequence[str] = (),
+    values: Mapping[str, Any] | None = None,
+) -> EpisodeConfig:
     """Read a YAML config (a path or a built-in name), apply `key.path=value` overrides (values
-    parsed as YAML), validate.
+    parsed as YAML), then `values` (dotted key -> typed value, as they are), validate.
 
     Demonstration paths in the file are relative to the file's directory; paths given in an
     override are relative to the current directory. Raises ConfigError (one line).
     """
     config_path = resolve_config_path(path)
-    config = load_validated(EpisodeConfig, config_path, overrides)
+    config = load_validated(EpisodeConfig, config_path, overrides, values)
     try:
         load_demonstrations(config.agent.demonstrations)
     except TrajectoryError as error:

@@ -43,6 +43,12 @@ class EditRejected(Exception):
         self.start, self.end, self.count = start, end, count
 
 
+class EditRefused(CommandError):
+    """A command's output when the guardrail refused its edit: the ACI runs it as any command
+    error's text and marks the observation (`Observation.rejected_edit`), so nobody re-reads the
+    text to learn that an edit was rejected."""
+
+
 class Editor:
     """`edit`, and the guarded writes every editing command shares (`replace_lines`,
     `write_checked`)."""
@@ -66,7 +72,7 @@ class Editor:
         try:
             edited = self.replace_lines(original, start, min(end, original.total), body)
         except EditRejected as rejected:
-            return _rejection(rejected)
+            raise EditRefused(_rejection(rejected)) from None
         return self.viewer.show(edited, start - 1) + "\n" + UPDATED
 
     def replace_lines(

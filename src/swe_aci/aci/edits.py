@@ -1,6 +1,7 @@
 """Which commands edit files under the lint guardrail, and how the observation of an edit it
-rejected starts (ours and the paper's `edit`, the str_replace set's commands): what `batch`
-records per instance and `stats` analyses."""
+rejected starts (ours and the paper's `edit`, the str_replace set's commands). The ACI marks a
+rejected edit itself (`Observation.rejected_edit`, recorded on the step); the text is read only for
+trajectories stored before that (`analysis.stats.rejected_edit`)."""
 
 from __future__ import annotations
 

@@ -14,7 +14,7 @@ from swe_aci.aci.checking import ActionChecker, ActionProblem, CheckedAction
 from swe_aci.aci.commands import BY_NAME, Handler
 from swe_aci.aci.config import ACIConfig
 from swe_aci.aci.docs import ArgumentDoc, CommandDoc
-from swe_aci.aci.editor import Editor
+from swe_aci.aci.editor import Editor, EditRefused
 from swe_aci.aci.iterative import IterativeSearch
 from swe_aci.aci.parsing import CommandStep, Step
 from swe_aci.aci.search import CommandTimedOut, Search
@@ -32,6 +32,7 @@ class Observation:
     done: bool = False
     timed_out: bool = False
     excluded: tuple[Exclusion, ...] = ()  # changed files the submission leaves out
+    rejected_edit: bool = False  # the lint guardrail refused an edit of this action
 
 
 class ACI:
@@ -67,18 +68,26 @@ class ACI:
         if isinstance(checked, ActionProblem):
             return Observation(output=checked.message)
         outputs: list[str] = []
+        rejected = False
         for step in checked.steps:
             handler = self._commands[step.name].run if isinstance(step, CommandStep) else None
             if isinstance(step, CommandStep) and handler is None:
                 taken = self.submission()
                 return Observation(
-                    output=taken.patch, submission=taken.patch, done=True, excluded=taken.excluded
+                    output=taken.patch,
+                    submission=taken.patch,
+                    done=True,
+                    excluded=taken.excluded,
+                    rejected_edit=rejected,
                 )
-            output, timed_out = self._run_step(step, handler)
+            try:
+                output, timed_out = self._run_step(step, handler)
+            except EditRefused as refusal:
+                output, timed_out, rejected = str(refusal), False, True
             outputs.append(output)
             if timed_out:
-                return Observation(output=_join(outputs), timed_out=True)
-        return Observation(output=_join(outputs))
+                return Observation(output=_join(outputs), timed_out=True, rejected_edit=rejected)
+        return Observation(output=_join(outputs), rejected_edit=rejected)
 
     def state(self) -> dict[str, str]:
         return {"open_file": self.viewer.path or "n/a", "working_dir": self.env.cwd}
@@ -107,6 +116,8 @@ class ACI:
         if isinstance(step, CommandStep) and handler is not None:
             try:
                 return handler(self, step), False
+            except EditRefused:
+                raise
             except CommandError as error:
                 return str(error), False
             except CommandTimedOut as timeout:

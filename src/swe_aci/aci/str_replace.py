@@ -14,7 +14,7 @@ import shlex
 from collections import defaultdict
 
 from swe_aci.aci.config import ACIConfig
-from swe_aci.aci.editor import Editor, EditRejected
+from swe_aci.aci.editor import Editor, EditRefused, EditRejected
 from swe_aci.aci.search import NO_DIR, CommandTimedOut
 from swe_aci.aci.viewer import NUMBER, CommandError
 from swe_aci.aci.window import FileText, split_lines
@@ -71,7 +71,9 @@ class StrReplaceEditor:
         try:
             edited = self.editor.replace_lines(FileText(path, ()), 1, 0, lines)
         except EditRejected as rejected:
-            return _rejection(rejected, "The file was not created.", "file_text")
+            raise EditRefused(
+                _rejection(rejected, "The file was not created.", "file_text")
+            ) from None
         self._remember(path, None)
         self.viewer.created[path] = _bytes(edited)
         if edited.total == 0:
@@ -116,7 +118,9 @@ class StrReplaceEditor:
         try:
             edited = self.editor.write_checked(original, result, first, last, count)
         except EditRejected as rejected:
-            return _rejection(rejected, f"{path} is unchanged.", "old_str and new_str")
+            raise EditRefused(
+                _rejection(rejected, f"{path} is unchanged.", "old_str and new_str")
+            ) from None
         self._remember(path, _bytes(original))
         return self._edited(edited, first, first + max(count, 1) - 1)
 
@@ -136,7 +140,7 @@ class StrReplaceEditor:
         try:
             edited = self.editor.replace_lines(original, line + 1, line, lines)
         except EditRejected as rejected:
-            return _rejection(rejected, f"{path} is unchanged.", "new_str")
+            raise EditRefused(_rejection(rejected, f"{path} is unchanged.", "new_str")) from None
         self._remember(path, _bytes(original))
         return self._edited(edited, line + 1, line + max(len(lines), 1))
 

@@ -292,6 +292,7 @@ class Agent:
             reply.content,
             [action_message, observation_message],
             execution_time=execution_time,
+            rejected_edit=observation.rejected_edit,
         )
         if verdict == "stop":
             raise EpisodeExit("exit_repeated")
@@ -351,6 +352,7 @@ class Agent:
         *,
         execution_time: float = 0.0,
         notify: bool = True,
+        rejected_edit: bool = False,
     ) -> None:
         """One step of the current state, with the model calls (and query) of the step so far."""
         episode.history += messages
@@ -363,6 +365,7 @@ class Agent:
             execution_time=execution_time,
             messages=messages,
             notify=notify,
+            rejected_edit=rejected_edit,
         )
 
 

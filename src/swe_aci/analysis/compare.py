@@ -14,12 +14,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 
 from swe_aci.analysis.comparison import ConfigOutcome, comparison_record, config_outcome
 from swe_aci.analysis.stats import read_run
+from swe_aci.batch.run_record import RunRecord
 from swe_aci.batch.runner import BatchOptions
 from swe_aci.batch.session import Grading, SessionError, run_session
 from swe_aci.configuration import builtin_configs, resolve_config_path
@@ -90,7 +91,7 @@ def compare(
     output_dir: Path,
     options: CompareOptions,
     console: Console,
-    record: dict[str, Any],
+    record: RunRecord,
     on_evaluated: OnEvaluated | None = None,
 ) -> list[ConfigOutcome]:
     """Run, evaluate and compare every config; writes `<output_dir>/comparison.json`.
@@ -138,7 +139,7 @@ def compare(
         )
     comparison = comparison_record(
         outcomes,
-        **record,
+        **record.to_json(),
         created_at=datetime.now(UTC).isoformat(timespec="seconds"),
         instance_ids=ids,
     )

@@ -15,7 +15,8 @@ from typing import Any
 from rich.markup import escape
 from rich.table import Table
 
-from swe_aci.analysis.stats import InstanceStats, summarize
+from swe_aci.analysis.stats import summarize
+from swe_aci.trajectory.instance import InstanceResult
 
 # (key, column title, decimals): the metrics compared, in the table's order.
 METRICS: tuple[tuple[str, str, int], ...] = (
@@ -105,7 +106,7 @@ def config_outcome(
     name: str,
     config: str,
     model: str,
-    records: list[InstanceStats],
+    records: list[InstanceResult],
     resolved_ids: Iterable[str],
     finished_ids: Iterable[str],
 ) -> ConfigOutcome:

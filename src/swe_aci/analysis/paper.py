@@ -25,8 +25,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from swe_aci.analysis.stats import AnalysisError, InstanceStats
+from swe_aci.analysis.stats import AnalysisError
 from swe_aci.records import EVALUATION_DIR, REPORT_FILE
+from swe_aci.trajectory.instance import InstanceResult
 
 CATEGORIES: dict[str, frozenset[str]] = {
     "open": frozenset({"open", "goto", "scroll_up", "scroll_down"}),
@@ -72,7 +73,7 @@ def edit_streaks(results: list[bool]) -> list[tuple[int, bool]]:
     return streaks
 
 
-def edit_recovery(records: list[InstanceStats]) -> dict[int, float | None]:
+def edit_recovery(records: list[InstanceResult]) -> dict[int, float | None]:
     """P(an edit eventually succeeds | k consecutive failed edits), k = 0..4 (None: no streak)."""
     streaks = [streak for record in records for streak in edit_streaks(record.edit_results)]
     curve: dict[int, float | None] = {}
@@ -108,9 +109,9 @@ class GroupStats:
         return data
 
 
-def group_stats(name: str, records: list[InstanceStats]) -> GroupStats:
+def group_stats(name: str, records: list[InstanceResult]) -> GroupStats:
     episodes = [record for record in records if record.has_trajectory]
-    turns = [record.turns for record in episodes]
+    turns = [record.steps for record in episodes]
     costs = [record.cost for record in episodes]
 
     def mean(values: list[float]) -> float | None:
@@ -124,7 +125,7 @@ def group_stats(name: str, records: list[InstanceStats]) -> GroupStats:
         turns_mean=mean(turns),
         turns_median=statistics.median(turns) if turns else None,
         turns_p75=percentile_75(turns) if turns else None,
-        turns_to_submission=dict(sorted(Counter(r.turns for r in episodes if r.submitted).items())),
+        turns_to_submission=dict(sorted(Counter(r.steps for r in episodes if r.submitted).items())),
         mean_cost=mean(costs),
         mean_tokens_sent=mean([r.tokens_sent for r in episodes]),
         mean_tokens_received=mean([r.tokens_received for r in episodes]),
@@ -178,11 +179,11 @@ def outcomes_from_report(report: dict[str, Any]) -> dict[str, str]:
     return outcomes
 
 
-def paper_stats(records: list[InstanceStats], report: dict[str, Any] | None = None) -> PaperStats:
+def paper_stats(records: list[InstanceResult], report: dict[str, Any] | None = None) -> PaperStats:
     """The paper's analyses of a run's instances; by outcome when the run's report is given."""
     outcomes = outcomes_from_report(report) if report is not None else {}
 
-    def outcome(record: InstanceStats) -> str:
+    def outcome(record: InstanceResult) -> str:
         return outcomes.get(record.instance_id, NOT_EVALUATED)
 
     groups = [group_stats("all", records)]
@@ -287,7 +288,7 @@ def read_report(directory: Path, given: Path | None) -> dict[str, Any] | None:
         return None
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as error:
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as error:
         raise AnalysisError(f"cannot read the report {path}: {error}") from None
     if not isinstance(data, dict) or "resolved_ids" not in data:
         raise AnalysisError(f"{path} is not a run's report.json (no resolved_ids)")

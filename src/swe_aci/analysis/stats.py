@@ -1,5 +1,6 @@
-"""Trajectory statistics: what each instance of a run did (turns, edits and the lint guardrail's
-rejections of them, cost, tokens, whether it ended with a patch) and the aggregates of a run.
+"""Trajectory statistics: what each instance of a run did (steps, edits and the lint guardrail's
+rejections of them, cost, tokens, whether it ended with a patch), as the one per-instance record
+(`batch.outputs.InstanceResult`), and the aggregates of a run.
 
 A run directory is what `swe-aci batch` or `swe-aci run` writes: `<dir>/<id>/<id>.traj` per
 instance (ours or paper-era; a journal left by a killed episode is read too) and, for a batch,
@@ -20,6 +21,7 @@ from typing import Any
 from swe_aci.aci.edits import editing_commands, is_edit, is_rejected_edit
 from swe_aci.records import RESULTS_FILE
 from swe_aci.trajectory.exits import EXIT_REASONS
+from swe_aci.trajectory.instance import InstanceResult
 from swe_aci.trajectory.store import TrajectoryError, load_trajectory
 
 UNFINISHED = "unfinished"
@@ -28,30 +30,6 @@ JOURNAL_SUFFIX = ".jsonl"  # `<id>.traj.jsonl`: the journal of an episode still 
 
 class AnalysisError(Exception):
     """A run directory cannot be read (one line for the user)."""
-
-
-@dataclass
-class InstanceStats:
-    """One instance of a run. `turns` counts the actions executed (not the exit record a limit
-    or error adds); `edits` the ACI editing commands run (`edit`; the str_replace set's
-    `str_replace`, `insert`, `create`), `failed_edits` those the lint guardrail rejected;
-    `submitted` means the episode ended with a non-empty patch, whether the agent
-    ran `submit` or the patch was autosubmitted; `problem` says why the trajectory was unusable."""
-
-    instance_id: str
-    exit_status: str
-    has_trajectory: bool = False
-    turns: int = 0
-    edits: int = 0
-    failed_edits: int = 0
-    cost: float = 0.0
-    tokens_sent: int = 0
-    tokens_received: int = 0
-    api_calls: int = 0
-    submitted: bool = False
-    problem: str | None = None
-    commands: list[str] = field(default_factory=list)  # each executed action's first word
-    edit_results: list[bool] = field(default_factory=list)  # each edit: did the guardrail pass it
 
 
 @dataclass
@@ -87,36 +65,53 @@ def edit_commands(trajectory: dict[str, Any]) -> frozenset[str]:
     return editing_commands(str(key) for key in commands)
 
 
-def trajectory_stats(instance_id: str, trajectory: dict[str, Any]) -> InstanceStats:
-    """The statistics of a loaded trajectory (as `load_trajectory` returns it)."""
+def trajectory_stats(instance_id: str, trajectory: dict[str, Any]) -> InstanceResult:
+    """The record of an instance made from its loaded trajectory (as `load_trajectory` returns
+    it): `steps` counts the actions executed (not the exit record a limit or error adds); `edits`
+    the ACI editing commands run (`edit`; the str_replace set's `str_replace`, `insert`,
+    `create`), `failed_edits` those the lint guardrail rejected; the patch is the submission,
+    whether the agent ran `submit` or it was autosubmitted."""
     info = trajectory.get("info", {})
     model_stats = info.get("model_stats")
     model_stats = model_stats if isinstance(model_stats, dict) else {}
-    record = InstanceStats(
+    submission = info.get("submission")
+    model_name = info.get("model_name")
+    record = InstanceResult(
         instance_id,
         exit_status=str(info.get("exit_status") or UNFINISHED),
+        model_patch=submission if isinstance(submission, str) else "",
+        model_name=model_name if isinstance(model_name, str) else "",
         has_trajectory=True,
         cost=_number(model_stats.get("instance_cost"), float),
         tokens_sent=_number(model_stats.get("tokens_sent"), int),
         tokens_received=_number(model_stats.get("tokens_received"), int),
         api_calls=_number(model_stats.get("api_calls"), int),
-        submitted=isinstance(info.get("submission"), str) and bool(info["submission"].strip()),
     )
     editing = edit_commands(trajectory)
     for step in trajectory["trajectory"]:
         action = step["action"] if isinstance(step["action"], str) else ""
         if action.strip() in EXIT_REASONS:
             continue
-        record.turns += 1
+        record.steps += 1
         words = action.split(maxsplit=1)
         record.commands.append(words[0] if words else "")
         if is_edit(action, editing):
             record.edits += 1
-            observation = step["observation"] if isinstance(step["observation"], str) else ""
-            rejected = is_rejected_edit(observation)
+            rejected = rejected_edit(step)
             record.failed_edits += int(rejected)
             record.edit_results.append(not rejected)
     return record
+
+
+def rejected_edit(step: dict[str, Any]) -> bool:
+    """Whether the lint guardrail refused the edit of a stored edit step: as the ACI recorded it
+    (`rejected_edit`), or, for a trajectory stored before it was recorded (ours of earlier
+    versions, paper-era files), from how the observation starts (the one place the text is read)."""
+    recorded = step.get("rejected_edit")
+    if isinstance(recorded, bool):
+        return recorded
+    observation = step["observation"] if isinstance(step["observation"], str) else ""
+    return is_rejected_edit(observation)
 
 
 def _number(value: Any, kind: type[int] | type[float]) -> Any:
@@ -125,20 +120,20 @@ def _number(value: Any, kind: type[int] | type[float]) -> Any:
     return kind(value)
 
 
-def read_instance(directory: Path, instance_id: str) -> InstanceStats:
-    """The statistics of `<directory>/<instance_id>/<instance_id>.traj` (or its journal)."""
+def read_instance(directory: Path, instance_id: str) -> InstanceResult:
+    """The record made from `<directory>/<instance_id>/<instance_id>.traj` (or its journal)."""
     path = directory / instance_id / f"{instance_id}.traj"
     journal = path.with_name(path.name + JOURNAL_SUFFIX)
     if not path.is_file() and not journal.is_file():
-        return InstanceStats(instance_id, exit_status=UNFINISHED)
+        return InstanceResult(instance_id, exit_status=UNFINISHED)
     try:
         return trajectory_stats(instance_id, load_trajectory(path))
     except TrajectoryError as error:
-        return InstanceStats(instance_id, exit_status=UNFINISHED, problem=str(error))
+        return InstanceResult(instance_id, exit_status=UNFINISHED, problem=str(error))
 
 
-def read_results(directory: Path) -> dict[str, dict[str, Any]]:
-    """A batch's `results.json` (empty when there is none)."""
+def read_results(directory: Path) -> dict[str, InstanceResult]:
+    """A batch's `results.json`, each entry read leniently (empty when there is none)."""
     path = directory / RESULTS_FILE
     if not path.exists():
         return {}
@@ -146,9 +141,11 @@ def read_results(directory: Path) -> dict[str, dict[str, Any]]:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
         raise AnalysisError(f"cannot read {path}: {error}") from None
+    except RecursionError:
+        raise AnalysisError(f"cannot read {path}: nested too deeply") from None
     if not isinstance(data, dict) or not all(isinstance(v, dict) for v in data.values()):
         raise AnalysisError(f"{path} is not a batch's results (an object of objects by id)")
-    return data
+    return {key: InstanceResult.from_json(key, value) for key, value in data.items()}
 
 
 def run_instance_ids(directory: Path) -> list[str]:
@@ -165,9 +162,10 @@ def run_instance_ids(directory: Path) -> list[str]:
     return sorted(ids)
 
 
-def read_run(directory: Path, instance_ids: Iterable[str] | None = None) -> list[InstanceStats]:
-    """Per-instance statistics of a run directory; of `instance_ids` only, when given (an id the
-    directory knows nothing of is `unfinished`)."""
+def read_run(directory: Path, instance_ids: Iterable[str] | None = None) -> list[InstanceResult]:
+    """Every instance of a run directory, each read from its trajectory and its `results.json`
+    entry; of `instance_ids` only, when given (an id the directory knows nothing of is
+    `unfinished`)."""
     results = read_results(directory)
     ids = list(instance_ids) if instance_ids is not None else run_instance_ids(directory)
     records = []
@@ -180,21 +178,25 @@ def read_run(directory: Path, instance_ids: Iterable[str] | None = None) -> list
     return records
 
 
-def with_result(record: InstanceStats, result: dict[str, Any]) -> InstanceStats:
-    """The record updated from the instance's `results.json` entry, whose exit status wins."""
-    if result.get("exit_status"):
-        record.exit_status = str(result["exit_status"])
-        patch = result.get("model_patch")
-        record.submitted = record.submitted or (isinstance(patch, str) and bool(patch.strip()))
+def with_result(record: InstanceResult, result: InstanceResult) -> InstanceResult:
+    """The record made from a trajectory updated from the instance's `results.json` entry, whose
+    exit status wins (and which alone knows the wall time, the tries, the grading's outcome)."""
+    if result.exit_status:
+        record.exit_status = result.exit_status
+        if not record.submitted:
+            record.model_patch = result.model_patch
+        record.model_name = record.model_name or result.model_name
+        record.elapsed, record.tries = result.elapsed, result.tries
+        record.error, record.evaluation = result.error, result.evaluation
         if not record.has_trajectory:
-            record.cost = _number(result.get("cost"), float)
-            record.api_calls = _number(result.get("api_calls"), int)
+            record.cost = result.cost
+            record.api_calls = result.api_calls
     return record
 
 
-def summarize(records: list[InstanceStats]) -> RunStats:
+def summarize(records: list[InstanceResult]) -> RunStats:
     episodes = [record for record in records if record.has_trajectory]
-    turns = [record.turns for record in episodes]
+    turns = [record.steps for record in episodes]
     total_cost = sum(record.cost for record in records)
     return RunStats(
         instances=len(records),

@@ -12,10 +12,10 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from swe_aci.batch.outputs import InstanceResult
 from swe_aci.batch.runner import BatchState
 from swe_aci.episode_display import printable
 from swe_aci.hooks.base import InstanceCompleted
+from swe_aci.trajectory.instance import InstanceResult
 
 MAX_RUNNING_ROWS = 12
 
@@ -36,6 +36,14 @@ def headline(state: BatchState) -> str:
         f"elapsed {duration(time.monotonic() - state.started)}, ETA {duration(state.eta())}"
         + (f" | {counts}" if counts else "")
     )
+
+
+def display_for(console: Console) -> LiveDisplay | LineDisplay:
+    """The live panel on a terminal that can redraw one; plain lines on a pipe, a log, or a dumb
+    terminal (TERM=dumb: Emacs shells, some CI systems), where rich draws no live panel."""
+    if console.is_terminal and not console.is_dumb_terminal:
+        return LiveDisplay(console)
+    return LineDisplay(console)
 
 
 class LiveDisplay:

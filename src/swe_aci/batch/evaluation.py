@@ -11,15 +11,15 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
 
-from swe_aci.batch.outputs import BatchOutputs, InstanceResult
+from swe_aci.batch.outputs import BatchOutputs
 from swe_aci.env.config import EnvConfig
 from swe_aci.episode import EpisodeConfig
-from swe_aci.evaluate import InstanceReport, evaluate_all, evaluate_instance
-from swe_aci.evaluate.report import run_report
-from swe_aci.records import EVALUATION_DIR, REPORT_FILE, write_json_atomic
+from swe_aci.evaluate import InstanceReport, evaluate_instance
+from swe_aci.evaluate.run_grading import RunGrading, grade_run
+from swe_aci.records import EVALUATION_DIR
 from swe_aci.tasks import Task
+from swe_aci.trajectory.instance import InstanceResult
 
 
 def evaluate_result(
@@ -56,9 +56,9 @@ def evaluate_outputs(
     redo: bool = False,
     cache_dir: Path | None = None,
     on_done: Callable[[InstanceReport, bool], None] | None = None,
-) -> tuple[dict[str, InstanceReport], dict[str, Any]]:
+) -> RunGrading:
     """Grade the predictions of the finished instances and write the run's `report.json` in
-    `directory`; (reports, run report).
+    `directory` (`grade_run`).
 
     The reports this session's workers made (carried back in their results) are taken as they
     are; an instance finished by an earlier run has its saved report reused when it was made from
@@ -74,7 +74,7 @@ def evaluate_outputs(
         for instance_id in chosen
         if (report := outputs.results[instance_id].report) is not None
     }
-    reports = evaluate_all(
+    return grade_run(
         tasks,
         chosen,
         env_config,
@@ -86,7 +86,3 @@ def evaluate_outputs(
         on_done=on_done,
         graded=graded,
     )
-    empty = [key for key, prediction in chosen.items() if prediction.is_empty]
-    report = run_report([task.instance_id for task in tasks], chosen, empty, reports)
-    write_json_atomic(directory / REPORT_FILE, report)
-    return reports, report

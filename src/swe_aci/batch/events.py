@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from swe_aci.batch.outputs import InstanceResult
+from swe_aci.trajectory.instance import InstanceResult
 
 
 @dataclass(frozen=True)

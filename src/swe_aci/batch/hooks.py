@@ -6,8 +6,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from swe_aci.batch.outputs import InstanceResult
 from swe_aci.hooks.base import InstanceCompleted
+from swe_aci.trajectory.instance import InstanceResult
 
 if TYPE_CHECKING:
     from swe_aci.episode import EpisodeConfig

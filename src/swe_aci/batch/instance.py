@@ -8,12 +8,12 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from swe_aci.aci.edits import editing_commands, is_edit, is_rejected_edit
-from swe_aci.batch.outputs import ENVIRONMENT_ERROR, EXCEPTION_ERROR, InstanceResult
+from swe_aci.batch.outputs import ENVIRONMENT_ERROR, EXCEPTION_ERROR
 from swe_aci.env.base import SandboxError
 from swe_aci.episode import EpisodeConfig, run_episode
 from swe_aci.tasks import Task
 from swe_aci.trajectory.exits import EXIT_REASONS
+from swe_aci.trajectory.instance import InstanceResult
 from swe_aci.trajectory.result import StepRecord
 
 logger = logging.getLogger("swe_aci.batch")
@@ -65,13 +65,12 @@ def run_instance(
     if should_stop():
         return ended(None, "interrupted")
     steps = failed_edits = 0
-    editing = editing_commands(config.aci.commands)
 
     def step_done(step: StepRecord) -> None:
         nonlocal steps, failed_edits
         if step.action.strip() not in EXIT_REASONS:  # the record of the exit is no step
             steps += 1
-        failed_edits += int(is_edit(step.action, editing) and is_rejected_edit(step.observation))
+        failed_edits += step.rejected_edit
         if on_step is not None:
             on_step(instance_id, steps, step.action)
         if should_stop():

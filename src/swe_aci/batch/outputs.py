@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import json
 import shutil
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import yaml
 from pydantic import ValidationError
@@ -28,48 +27,13 @@ from swe_aci.records import (
     write_json_atomic,
     write_text_atomic,
 )
-
-if TYPE_CHECKING:
-    from swe_aci.evaluate.report import InstanceReport
+from swe_aci.trajectory.instance import RESULT_KEYS, InstanceResult
 
 ENVIRONMENT_ERROR = "error_environment"
 EXCEPTION_ERROR = "error_exception"
 WORKER_DIED = "error_worker_died"
 # Ends that say nothing about the agent (a build, a sandbox or a worker failed): run again on resume.
 INFRASTRUCTURE_ERRORS = frozenset({ENVIRONMENT_ERROR, EXCEPTION_ERROR, WORKER_DIED})
-
-
-@dataclass
-class InstanceResult:
-    """How one instance ended. `exit_status` None: it did not finish (interrupted). `tries`: how
-    many recorded attempts this is (instances that ended in an infrastructure error are retried).
-
-    `report`: with --evaluate, the whole report of the worker that graded the instance, carried
-    back to the driver with the result (pickled by Ray like the rest) so that the final grading
-    takes it as it is; kept in memory only, not in results.json (the report is saved under
-    `evaluation/`), so a result read back from an earlier run has none."""
-
-    instance_id: str
-    exit_status: str | None
-    model_patch: str = ""
-    model_name: str = ""
-    cost: float = 0.0
-    api_calls: int = 0
-    steps: int = 0
-    elapsed: float = 0.0
-    tokens_sent: int = 0
-    tokens_received: int = 0
-    failed_edits: int = 0  # edits the lint guardrail rejected
-    error: str | None = None
-    evaluation: str | None = None  # with --evaluate: resolved, unresolved, patch_failed...
-    tries: int = 1
-    report: InstanceReport | None = field(default=None, repr=False, compare=False)
-
-    def to_json(self) -> dict[str, Any]:
-        """The result's record in results.json (without the in-memory report)."""
-        record = asdict(self)
-        del record["report"]
-        return record
 
 
 class OutputsError(Exception):
@@ -105,12 +69,14 @@ class BatchOutputs:
                 data = json.loads(path.read_text(encoding="utf-8"))
             except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
                 raise OutputsError(f"{path} is unreadable ({error}); move it away") from None
+            except RecursionError:
+                raise OutputsError(f"{path} is nested too deeply to read; move it away") from None
             if not isinstance(data, dict):
                 raise OutputsError(f"{path} is not a JSON object; move it away")
             try:
                 if target == "results":
                     self.results = {
-                        key: InstanceResult(**{k: v for k, v in value.items() if k != "report"})
+                        key: InstanceResult(**{k: v for k, v in value.items() if k in RESULT_KEYS})
                         for key, value in data.items()
                     }
                 else:

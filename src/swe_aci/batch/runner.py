@@ -26,11 +26,12 @@ from typing import Literal, Protocol
 from swe_aci.batch.events import InstanceDone, InstanceFatal, InstanceStarted, StepDone
 from swe_aci.batch.hooks import completed_instance
 from swe_aci.batch.instance import FatalBatchError, run_instance
-from swe_aci.batch.outputs import EXCEPTION_ERROR, WORKER_DIED, BatchOutputs, InstanceResult
+from swe_aci.batch.outputs import EXCEPTION_ERROR, WORKER_DIED, BatchOutputs
 from swe_aci.episode import EpisodeConfig
 from swe_aci.executors.base import Channel, Executor, Jobs, WorkerLost, bounded_workers
 from swe_aci.hooks.base import RunHook, notify
 from swe_aci.tasks import Task
+from swe_aci.trajectory.instance import InstanceResult
 
 logger = logging.getLogger("swe_aci.batch")
 

@@ -8,11 +8,17 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from swe_aci.batch.display import LineDisplay, LiveDisplay
+from swe_aci.batch.display import display_for
 from swe_aci.batch.outputs import BatchOutputs, OutputsError
-from swe_aci.batch.run_record import close_batch_log, config_record, open_batch_log, swe_aci_version
+from swe_aci.batch.run_record import (
+    RunRecord,
+    close_batch_log,
+    config_record,
+    open_batch_log,
+    swe_aci_version,
+)
 from swe_aci.batch.runner import BatchOptions, BatchRunner, BatchState
 from swe_aci.records import BATCH_LOG_FILE, OutputLock
 
@@ -20,7 +26,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from swe_aci.episode import EpisodeConfig
-    from swe_aci.evaluate.report import InstanceReport
+    from swe_aci.evaluate.report import InstanceReport, RunReport
     from swe_aci.tasks import Task
 
 
@@ -43,7 +49,7 @@ class SessionOutcome:
     state: BatchState
     outputs: BatchOutputs
     reports: dict[str, InstanceReport] | None = None  # with grading: by instance id
-    report: dict[str, Any] | None = None  # with grading: the run's report.json
+    report: RunReport | None = None  # with grading: the run's report.json
 
     @property
     def interrupted(self) -> bool:
@@ -56,7 +62,7 @@ def run_session(
     directory: Path,
     options: BatchOptions,
     console: Console,
-    record: dict[str, Any],
+    record: RunRecord,
     *,
     config_name: str = "",
     grading: Grading | None = None,
@@ -80,7 +86,7 @@ def locked_session(
     directory: Path,
     options: BatchOptions,
     console: Console,
-    record: dict[str, Any],
+    record: RunRecord,
     config_name: str,
     grading: Grading | None,
 ) -> SessionOutcome:
@@ -100,7 +106,7 @@ def locked_session(
         {
             "swe_aci_version": swe_aci_version(),
             "started_at": datetime.now(UTC).isoformat(timespec="seconds"),
-            **record,
+            **record.to_json(),
             "executor": options.executor,
             "workers": options.workers,
             "model": config.model.name,
@@ -110,7 +116,7 @@ def locked_session(
     )
     handler = open_batch_log(directory / BATCH_LOG_FILE)
     runner = BatchRunner(tasks, config, outputs, options)
-    display = LiveDisplay(console) if console.is_terminal else LineDisplay(console)
+    display = display_for(console)
     try:
         with display:
             runner.display = display
@@ -121,7 +127,7 @@ def locked_session(
     if grading is not None and not outcome.interrupted:
         from swe_aci.batch.evaluation import evaluate_outputs
 
-        outcome.reports, outcome.report = evaluate_outputs(
+        graded = evaluate_outputs(
             tasks,
             outputs,
             config.env,
@@ -132,4 +138,5 @@ def locked_session(
             cache_dir=options.cache_dir,
             on_done=grading.on_done,
         )
+        outcome.reports, outcome.report = graded.reports, graded.report
     return outcome

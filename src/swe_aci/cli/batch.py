@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -24,6 +23,7 @@ from swe_aci.cli.common import (
     fail,
     guarded,
     load_selection,
+    shown,
 )
 
 ShuffleOption = Annotated[bool, typer.Option(help="Shuffle the tasks (with --seed).")]
@@ -69,6 +69,7 @@ def batch_command(
 
         from swe_aci.batch.display import summary_table
         from swe_aci.batch.instance import FatalBatchError
+        from swe_aci.batch.run_record import RunRecord
         from swe_aci.batch.runner import BatchOptions
         from swe_aci.batch.session import Grading, SessionError, run_session
         from swe_aci.cli.evaluate import print_summary
@@ -86,13 +87,9 @@ def batch_command(
         episode_config = build_config(
             config, set_ or [], **{"model.name": model, "env.backend": env}
         )
-        record = {
-            "command": sys.argv,
-            "task_file": str(Path(instances).expanduser().resolve()),
-            "task_file_sha256": task_set.source_hash,
-            "selection": {"filter": filter, "slice": slice, "shuffle": shuffle, "seed": seed},
-            "instances": len(task_set.tasks),
-        }
+        record = RunRecord.of(
+            instances, task_set, filter=filter, slice=slice, shuffle=shuffle, seed=seed
+        )
         options = BatchOptions(
             workers=workers,
             executor=executor,  # type: ignore[arg-type]
@@ -124,12 +121,12 @@ def batch_command(
         except FatalBatchError as error:
             fail(f"batch stopped: {error}", code=1)
         console.print(summary_table(outcome.state))
-        console.print(f"predictions: {outcome.outputs.preds_path}")
+        console.print(f"predictions: {shown(outcome.outputs.preds_path)}")
         if outcome.interrupted:
             raise typer.Exit(130)
         if outcome.report is not None:
             print_summary(outcome.report, console)
-            console.print(f"evaluation: {evaluation / REPORT_FILE}")
+            console.print(f"evaluation: {shown(evaluation / REPORT_FILE)}")
 
     guarded(body)
 

@@ -65,17 +65,34 @@ class UsageError(Exception):
     """Bad input from the user; the message is shown as one line."""
 
 
+def shown(text: object) -> str:
+    """User-supplied text (a path, a task row's id, a value) as it is printed with rich markup:
+    control characters shown as `\\x1b` etc. (never sent to the terminal) and `[...]` escaped."""
+    from rich.markup import escape
+
+    from swe_aci.episode_display import printable
+
+    return escape(printable(str(text)))
+
+
+def echo(text: str, err: bool = False) -> None:
+    """typer.echo of a line that holds user-supplied text: control characters escaped."""
+    from swe_aci.episode_display import printable
+
+    typer.echo(printable(text), err=err)
+
+
 def fail(message: str, code: int = 2) -> NoReturn:
     """Print one clear line and exit non-zero: how every user error ends.
 
-    The message is joined onto one line and escaped: paths and values in it may hold `[...]`.
+    The message is joined onto one line and escaped (`shown`): paths and values in it may hold
+    `[...]` or terminal escape sequences.
     """
     from rich.console import Console
-    from rich.markup import escape
 
     line = " ".join(part.strip() for part in message.splitlines() if part.strip())
     Console(stderr=True).print(
-        f"[bold red]error:[/] {escape(line)}", highlight=False, soft_wrap=True
+        f"[bold red]error:[/] {shown(line)}", highlight=False, soft_wrap=True
     )
     raise typer.Exit(code)
 
@@ -141,12 +158,39 @@ def signals_interrupt() -> Iterator[None]:
             signal.signal(number, handler)
 
 
+# The config key each dedicated flag sets, and how a message names the flag.
+FLAG_NAMES = {
+    "model.name": "--model",
+    "env.backend": "--env",
+    "env.image": "--image",
+    "model.replay_path": "TRAJECTORY",
+}
+
+
 def build_config(config_path: Path | None, overrides: list[str], **explicit: Any) -> EpisodeConfig:
-    """Load the YAML config, then the --set overrides, then the dedicated flags (which win)."""
+    """Load the YAML config, then the --set overrides (text, parsed as YAML), then the dedicated
+    flags (which win). A flag's value goes into the config as the value it is, never through YAML
+    text, so `--image null` is the image named `null`; a value the config rejects is one line
+    naming the flag. An image is for the docker sandbox: `--image` with another one is an error
+    rather than ignored."""
+    from swe_aci.configuration import ConfigError
     from swe_aci.episode import load_config
 
-    flags = [f"{key}={value}" for key, value in explicit.items() if value is not None]
-    return load_config(config_path, [*overrides, *flags])
+    values = {key: value for key, value in explicit.items() if value is not None}
+    try:
+        config = load_config(config_path, overrides, values)
+    except ConfigError as error:
+        if error.key in values and error.key in FLAG_NAMES:
+            flag = f"{FLAG_NAMES[error.key]} {values[error.key]}"
+            raise UsageError(f"{flag}: {error.problem}") from None
+        raise
+    image = values.get("env.image")
+    if image is not None and config.env.backend != "docker":
+        raise UsageError(
+            f"--image {image}: an image is used by the docker sandbox only (this "
+            f"run's sandbox is {config.env.backend}); add --env docker"
+        )
+    return config
 
 
 def require_model(config: EpisodeConfig) -> None:
@@ -169,7 +213,7 @@ def load_selection(
         fail(str(error))
     console = Console(stderr=True, highlight=False, soft_wrap=True)
     for problem in task_set.problems:
-        console.print(f"[yellow]skipped row:[/] {problem}", markup=True, emoji=False)
+        console.print(f"[yellow]skipped row:[/] {shown(problem)}", markup=True, emoji=False)
     return task_set
 
 

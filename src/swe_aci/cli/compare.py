@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -23,6 +22,7 @@ from swe_aci.cli.common import (
     fail,
     guarded,
     load_selection,
+    shown,
 )
 
 if TYPE_CHECKING:
@@ -30,8 +30,9 @@ if TYPE_CHECKING:
     from rich.table import Table
 
     from swe_aci.analysis.paper import PaperStats
-    from swe_aci.analysis.stats import InstanceStats, RunStats
+    from swe_aci.analysis.stats import RunStats
     from swe_aci.evaluate.report import InstanceReport
+    from swe_aci.trajectory.instance import InstanceResult
 
 
 def stats_command(
@@ -58,7 +59,6 @@ def stats_command(
         import json
 
         from rich.console import Console
-        from rich.markup import escape
 
         from swe_aci.analysis.paper import paper_stats, read_report
         from swe_aci.analysis.stats import AnalysisError, read_run, summarize
@@ -78,7 +78,7 @@ def stats_command(
             return
         console = Console(highlight=False, soft_wrap=True)
         for problem in run.problems:
-            console.print(f"[yellow]unreadable trajectory:[/] {escape(problem)}")
+            console.print(f"[yellow]unreadable trajectory:[/] {shown(problem)}")
         if per_instance:
             console.print(instances_table(records))
         console.print(exit_status_table(run))
@@ -86,7 +86,7 @@ def stats_command(
         for table in paper_tables(paper):
             console.print(table)
         for path in written:
-            console.print(f"plot: {escape(str(path))}")
+            console.print(f"plot: {shown(path)}")
 
     guarded(body)
 
@@ -169,8 +169,7 @@ def run_table(run: RunStats) -> Table:
     return table
 
 
-def instances_table(records: list[InstanceStats]) -> Table:
-    from rich.markup import escape
+def instances_table(records: list[InstanceResult]) -> Table:
     from rich.table import Table
 
     table = Table(title="instances")
@@ -178,9 +177,9 @@ def instances_table(records: list[InstanceStats]) -> Table:
         table.add_column(name, justify="left" if name in ("instance", "exit status") else "right")
     for record in records:
         table.add_row(
-            escape(record.instance_id),
-            escape(record.exit_status),
-            str(record.turns),
+            shown(record.instance_id),
+            shown(record.exit_status),
+            str(record.steps),
             str(record.edits),
             str(record.failed_edits),
             f"${record.cost:.4f}",
@@ -231,6 +230,7 @@ def compare_command(
         )
         from swe_aci.analysis.comparison import comparison_table
         from swe_aci.batch.instance import FatalBatchError
+        from swe_aci.batch.run_record import RunRecord
         from swe_aci.records import COMPARISON_FILE, OutputLock
 
         names = [name.strip() for name in configs.split(",") if name.strip()]
@@ -250,13 +250,7 @@ def compare_command(
         ]
         for run in runs:
             check_backend(run.config.env)
-        record = {
-            "command": sys.argv,
-            "task_file": str(Path(instances).expanduser().resolve()),
-            "task_file_sha256": task_set.source_hash,
-            "selection": {"filter": filter, "slice": slice},
-            "instances": len(task_set.tasks),
-        }
+        record = RunRecord.of(instances, task_set, filter=filter, slice=slice)
         options = CompareOptions(workers=workers, redo=redo, timeout=timeout, cache_dir=cache_dir)
         console = Console(highlight=False, soft_wrap=True)
         try:
@@ -271,7 +265,7 @@ def compare_command(
         except (CompareInterrupted, KeyboardInterrupt):
             fail("interrupted; the same command resumes where it stopped", code=130)
         console.print(comparison_table(outcomes))
-        console.print(f"comparison: {output_dir / COMPARISON_FILE}")
+        console.print(f"comparison: {shown(output_dir / COMPARISON_FILE)}")
 
     guarded(body)
 

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from swe_aci.cli.common import fail, guarded
+from swe_aci.cli.common import echo, fail, guarded
 
 
 def traj_to_demo_command(
@@ -44,6 +44,6 @@ def traj_to_demo_command(
         # the config's own check of its demonstrations, on the file as written
         load_config(config, [f"agent.demonstrations={json.dumps([str(out.resolve())])}"])
         steps = len(demonstration["trajectory"])
-        typer.echo(f"wrote {out} ({steps} steps); use it with agent.demonstrations: [{out}]")
+        echo(f"wrote {out} ({steps} steps); use it with agent.demonstrations: [{out}]")
 
     guarded(body)

@@ -16,13 +16,14 @@ from swe_aci.cli.common import (
     check_backend,
     fail,
     guarded,
+    shown,
 )
 
 if TYPE_CHECKING:
     from rich.console import Console
 
     from swe_aci.env.config import EnvConfig
-    from swe_aci.evaluate.report import InstanceReport
+    from swe_aci.evaluate.report import InstanceReport, RunReport
     from swe_aci.records import Prediction
     from swe_aci.tasks import Task
 
@@ -81,7 +82,7 @@ def evaluate_command(
         from swe_aci.env.config import EnvConfig
         from swe_aci.evaluate.grading import GRADING_MODES
         from swe_aci.evaluate.predictions import PredictionsError
-        from swe_aci.records import REPORT_FILE, OutputLock, OutputLockError, write_json_atomic
+        from swe_aci.records import REPORT_FILE, OutputLock, OutputLockError
         from swe_aci.tasks import TaskFileError
 
         console = Console(stderr=True, highlight=False, soft_wrap=True)
@@ -113,21 +114,19 @@ def evaluate_command(
         except OutputLockError as exc:
             fail(str(exc))
         with lock:
-            reports = run_with_progress(tasks, chosen, env_config, console)
-            report = run_summary(tasks, chosen, reports, grading, strict)
-            write_json_atomic(output_dir / REPORT_FILE, report)
+            report = run_with_progress(tasks, chosen, env_config, console)
         print_summary(report, console)
-        console.print(f"report: {output_dir / REPORT_FILE}")
+        console.print(f"report: {shown(output_dir / REPORT_FILE)}")
 
     def run_with_progress(
         tasks: list[Task],
         chosen: dict[str, Prediction],
         env_config: EnvConfig,
         console: Console,
-    ) -> dict[str, InstanceReport]:
+    ) -> RunReport:
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
-        from swe_aci.evaluate.harness import evaluate_all
+        from swe_aci.evaluate.run_grading import grade_run
 
         todo = sum(1 for task in tasks if task.instance_id in chosen)
         with Progress(
@@ -145,7 +144,7 @@ def evaluate_command(
                 progress.console.print(outcome_line(report, note))
                 progress.advance(bar)
 
-            return evaluate_all(
+            return grade_run(
                 tasks,
                 chosen,
                 env_config,
@@ -156,26 +155,27 @@ def evaluate_command(
                 on_done=done,
                 grading=grading,  # type: ignore[arg-type]  # checked above
                 strict=strict,
-            )
+            ).report
 
     guarded(body, interrupted="evaluated instances keep their reports: run again to go on")
 
 
 def selected_tasks(instances: str, ids: list[str] | None, console: Console) -> list[Task]:
     """The task file's valid rows (bad ones reported, one line each), limited to `ids`."""
-    from rich.markup import escape
 
     from swe_aci.tasks import load_tasks
 
     task_set = load_tasks(instances)
     for problem in task_set.problems:
-        console.print(f"[yellow]skipped row:[/] {escape(str(problem))}")
+        console.print(f"[yellow]skipped row:[/] {shown(problem)}")
     tasks = task_set.tasks
     if ids:
         wanted = {part.strip() for value in ids for part in value.split(",") if part.strip()}
         known = {task.instance_id for task in tasks}
         if unknown := sorted(wanted - known):
-            console.print(f"[yellow]--ids not in {escape(str(instances))}:[/] {', '.join(unknown)}")
+            console.print(
+                f"[yellow]--ids not in {shown(instances)}:[/] {shown(', '.join(unknown))}"
+            )
         tasks = [task for task in tasks if task.instance_id in wanted]
     return tasks
 
@@ -185,7 +185,6 @@ def read_chosen_predictions(
 ) -> dict[str, Prediction]:
     """The predictions of the selected tasks; predictions for ids the task file lacks are listed
     and skipped."""
-    from rich.markup import escape
 
     from swe_aci.evaluate.predictions import GOLD, gold_predictions, read_predictions
 
@@ -195,68 +194,40 @@ def read_chosen_predictions(
     known = {task.instance_id for task in tasks}
     if unknown := sorted(set(predictions) - known):
         console.print(
-            f"[yellow]{len(unknown)} prediction(s) for ids not in {escape(str(instances))} "
-            f"(or not selected), skipped:[/] {escape(', '.join(unknown))}"
+            f"[yellow]{len(unknown)} prediction(s) for ids not in {shown(instances)} "
+            f"(or not selected), skipped:[/] {shown(', '.join(unknown))}"
         )
     return {key: value for key, value in predictions.items() if key in known}
 
 
 def outcome_line(report: InstanceReport, note: str) -> str:
     """One evaluated instance as `evaluate` and `compare` print it (rich markup)."""
-    from rich.markup import escape
 
     style = OUTCOME_STYLE[report.outcome]
-    detail = f": {escape(report.message)}" if report.message else ""
-    return f"[{style}]{report.outcome:>12}[/] {escape(report.instance_id)}{detail}{note}"
+    detail = f": {shown(report.message)}" if report.message else ""
+    return f"[{style}]{report.outcome:>12}[/] {shown(report.instance_id)}{detail}{note}"
 
 
-def run_summary(
-    tasks: list[Task],
-    chosen: dict[str, Prediction],
-    reports: dict[str, InstanceReport],
-    grading: str,
-    strict: bool,
-) -> dict[str, object]:
-    from swe_aci.evaluate.report import run_report
-
-    return run_report(
-        [task.instance_id for task in tasks],
-        chosen,
-        [key for key, prediction in chosen.items() if prediction.is_empty],
-        reports,
-        grading=grading,  # type: ignore[arg-type]  # checked by the command
-        strict=strict,
-    )
-
-
-def print_summary(report: dict[str, object], console: Console) -> None:
+def print_summary(report: RunReport, console: Console) -> None:
     from rich.table import Table
 
-    def count(key: str) -> int:
-        value = report[key]
-        assert isinstance(value, int | list)
-        return value if isinstance(value, int) else len(value)
-
-    total, submitted, resolved = (
-        count("total_instances"),
-        count("submitted_instances"),
-        count("resolved_instances"),
-    )
+    total, submitted = report.total_instances, report.submitted_instances
+    resolved = report.resolved_instances
     table = Table(title="evaluation")
     table.add_column("instances")
     table.add_column("count", justify="right")
     rows = [
-        ("total", count("total_instances")),
+        ("total", total),
         ("submitted", submitted),
-        ("completed", count("completed_instances")),
+        ("completed", report.completed_instances),
         ("resolved", resolved),
-        ("  of which with integrity flags", count("resolved_with_integrity_flags")),
-        ("unresolved", count("unresolved_instances")),
-        ("  of which patch failed", count("patch_failed_ids")),
-        ("  of which timed out", count("timeout_ids")),
-        ("empty patch", count("empty_patch_instances")),
-        ("error", count("error_instances")),
-        ("not evaluated", count("incomplete_ids")),
+        ("  of which with integrity flags", report.resolved_with_integrity_flags),
+        ("unresolved", report.unresolved_instances),
+        ("  of which patch failed", len(report.patch_failed_ids)),
+        ("  of which timed out", len(report.timeout_ids)),
+        ("empty patch", report.empty_patch_instances),
+        ("error", report.error_instances),
+        ("not evaluated", len(report.incomplete_ids)),
     ]
     for name, value in rows:
         table.add_row(name, str(value))

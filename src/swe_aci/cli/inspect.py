@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from swe_aci.cli.common import fail, guarded
+from swe_aci.cli.common import echo, fail, guarded
 
 
 def inspect_command(
@@ -39,9 +39,9 @@ def inspect_command(
             site = open_site(run_dirs, instances, export=export is not None)
             if export is not None:
                 count = export_site(site, export)
-                typer.echo(f"wrote {count} pages: {export / 'index.html'}")
+                echo(f"wrote {count} pages: {export / 'index.html'}")
                 return
-            serve(site, host, port, lambda url: typer.echo(f"swe-aci inspect: {url}"))
+            serve(site, host, port, lambda url: echo(f"swe-aci inspect: {url}"))
         except (InspectError, TaskFileError) as error:
             fail(str(error))
         except KeyboardInterrupt:

@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 
 import typer
 
-from swe_aci.cli.common import fail, guarded
+from swe_aci.cli.common import echo, fail, guarded
 
 
 def merge_preds_command(
@@ -45,7 +45,7 @@ def merge_preds_command(
             fail(f"cannot write {output}: {error.strerror}")
         rule = f"--prefer {prefer}" if prefer else f"--winner {winner}"
         decided = f", {len(merged.resolved)} conflicts decided by {rule}" if merged.resolved else ""
-        typer.echo(
+        echo(
             f"merged {len(ordered)} predictions from {len(inputs)} inputs into {output} "
             f"({merged.duplicates} identical duplicates{decided})"
         )

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from swe_aci.cli.common import fail
+from swe_aci.cli.common import echo, fail
 
 tasks_app = typer.Typer(help="Build task files (HumanEval, HumanEvalFix).")
 
@@ -28,11 +28,11 @@ def humaneval_command(
     except HumanEvalError as error:
         fail(str(error))
     for problem in problems:
-        typer.echo(f"skipped {problem}", err=True)
+        echo(f"skipped {problem}", err=True)
     if not tasks:
         fail("no usable rows: nothing written")
     try:
         task_file = write_tasks(tasks, out)
     except OSError as error:
         fail(f"cannot write to {out}: {error.strerror or error}")
-    typer.echo(f"{len(tasks)} tasks: {task_file}")
+    echo(f"{len(tasks)} tasks: {task_file}")

@@ -112,8 +112,42 @@ def load_instance(output_dir: Path, instance_id: str) -> InstanceReport | None:
     path = instance_dir(output_dir, instance_id) / REPORT_FILE
     try:
         return InstanceReport.from_json(json.loads(path.read_text()), instance_id)
-    except (OSError, ValueError, KeyError, TypeError, ValidationError):
+    except (OSError, ValueError, KeyError, TypeError, ValidationError, RecursionError):
         return None
+
+
+class RunReport(BaseModel):
+    """The run's report.json: SWE-bench's schema-2 keys with SWE-bench's meaning, then ours (see
+    `run_report`). `instances` is each graded instance's summary (outcome, message, test counts,
+    timings, integrity flags). `to_json` is the file's content, key for key in this order."""
+
+    total_instances: int
+    submitted_instances: int
+    completed_instances: int
+    resolved_instances: int
+    unresolved_instances: int
+    empty_patch_instances: int
+    error_instances: int
+    completed_ids: list[str]
+    incomplete_ids: list[str]
+    empty_patch_ids: list[str]
+    submitted_ids: list[str]
+    resolved_ids: list[str]
+    unresolved_ids: list[str]
+    error_ids: list[str]
+    schema_version: int = 2
+    patch_failed_ids: list[str]
+    timeout_ids: list[str]
+    grading: GradingMode
+    strict: bool
+    integrity_flagged_ids: list[str]
+    resolved_with_integrity_flags: int
+    strict_unresolved_ids: list[str]
+    empty_patch_outcomes: dict[str, Outcome]
+    instances: dict[str, dict[str, Any]]
+
+    def to_json(self) -> dict[str, Any]:
+        return self.model_dump(mode="json")
 
 
 def run_report(
@@ -124,7 +158,7 @@ def run_report(
     *,
     grading: GradingMode = "lenient",
     strict: bool = False,
-) -> dict[str, Any]:
+) -> RunReport:
     """The run's report.json: SWE-bench's schema-2 keys with SWE-bench's meaning, then ours.
 
     As in SWE-bench, an empty prediction is in `empty_patch_ids` only: not completed, resolved or
@@ -147,40 +181,42 @@ def run_report(
     errors = by_outcome.get("error", [])
     incomplete = sorted(set(all_ids) - set(completed) - set(errors) - set(empty))
     flagged = sorted(i for i, report in reports.items() if report.integrity.is_flagged)
-    return {
-        "total_instances": len(all_ids),
-        "submitted_instances": len(submitted),
-        "completed_instances": len(completed),
-        "resolved_instances": len(resolved),
-        "unresolved_instances": len(unresolved),
-        "empty_patch_instances": len(empty),
-        "error_instances": len(errors),
-        "completed_ids": completed,
-        "incomplete_ids": incomplete,
-        "empty_patch_ids": empty,
-        "submitted_ids": submitted,
-        "resolved_ids": resolved,
-        "unresolved_ids": unresolved,
-        "error_ids": errors,
-        "schema_version": 2,
-        "patch_failed_ids": by_outcome.get("patch_failed", []),
-        "timeout_ids": by_outcome.get("timeout", []),
-        "grading": grading,
-        "strict": strict,
-        "integrity_flagged_ids": flagged,
-        "resolved_with_integrity_flags": len(set(flagged) & set(resolved)),
-        "strict_unresolved_ids": sorted(
-            i for i, report in reports.items() if report.integrity.strict_unresolved
-        ),
-        "empty_patch_outcomes": {i: reports[i].outcome for i in empty if i in reports},
-        "instances": {
-            instance_id: {
-                "outcome": report.outcome,
-                "message": report.message,
-                **report.counts(),
-                "timings": report.timings,
-                "integrity_flags": len(report.integrity.flagged),
-            }
-            for instance_id, report in sorted(reports.items())
-        },
-    }
+    return RunReport.model_validate(
+        {
+            "total_instances": len(all_ids),
+            "submitted_instances": len(submitted),
+            "completed_instances": len(completed),
+            "resolved_instances": len(resolved),
+            "unresolved_instances": len(unresolved),
+            "empty_patch_instances": len(empty),
+            "error_instances": len(errors),
+            "completed_ids": completed,
+            "incomplete_ids": incomplete,
+            "empty_patch_ids": empty,
+            "submitted_ids": submitted,
+            "resolved_ids": resolved,
+            "unresolved_ids": unresolved,
+            "error_ids": errors,
+            "schema_version": 2,
+            "patch_failed_ids": by_outcome.get("patch_failed", []),
+            "timeout_ids": by_outcome.get("timeout", []),
+            "grading": grading,
+            "strict": strict,
+            "integrity_flagged_ids": flagged,
+            "resolved_with_integrity_flags": len(set(flagged) & set(resolved)),
+            "strict_unresolved_ids": sorted(
+                i for i, report in reports.items() if report.integrity.strict_unresolved
+            ),
+            "empty_patch_outcomes": {i: reports[i].outcome for i in empty if i in reports},
+            "instances": {
+                instance_id: {
+                    "outcome": report.outcome,
+                    "message": report.message,
+                    **report.counts(),
+                    "timings": report.timings,
+                    "integrity_flags": len(report.integrity.flagged),
+                }
+                for instance_id, report in sorted(reports.items())
+            },
+        }
+    )

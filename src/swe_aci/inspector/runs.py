@@ -29,30 +29,15 @@ from swe_aci.records import (
     TRAJECTORY_SUFFIX,
     is_valid_instance_id,
 )
+from swe_aci.trajectory.instance import InstanceResult
 from swe_aci.trajectory.store import JOURNAL_SUFFIX, TrajectoryError, load_trajectory
 
-NOT_EVALUATED = "not evaluated"
 RUNNING = "running"
+UNREADABLE = "unreadable"  # a .traj that cannot be read: its row says so, the others are shown
 
 
 class InspectError(Exception):
     """A run directory cannot be shown (one line for the user)."""
-
-
-@dataclass
-class InstanceRow:
-    """One line of the run page."""
-
-    instance_id: str
-    exit_status: str
-    outcome: str = NOT_EVALUATED
-    steps: int | None = None
-    cost: float | None = None
-    tokens_sent: int | None = None
-    tokens_received: int | None = None
-    elapsed: float | None = None
-    failed_edits: int | None = None
-    submitted: bool = False
 
 
 @dataclass
@@ -124,78 +109,47 @@ class Run:
                     outcomes[child.name] = str(entry[child.name].get("outcome"))
         return outcomes
 
-    def rows(self) -> list[InstanceRow]:
-        """The run page's rows, from the summary files; trajectories only where no result is."""
+    def rows(self) -> list[InstanceResult]:
+        """The run page's rows (the per-instance record), from the summary files; trajectories
+        only where no result is. The evaluation's outcome, where there is one, is the record's."""
         results = read_results_safely(self)
         outcomes = self.outcomes()
         rows = []
         for instance_id in self.instance_ids():
-            result = results.get(instance_id)
-            row = (
-                row_from_result(instance_id, result)
-                if result
-                else self._row_from_trajectory(instance_id)
-            )
-            row.outcome = outcomes.get(instance_id, NOT_EVALUATED)
+            row = results.get(instance_id) or self._row_from_trajectory(instance_id)
+            row.exit_status = row.exit_status or RUNNING
+            row.evaluation = outcomes.get(instance_id)
             rows.append(row)
         return rows
 
-    def _row_from_trajectory(self, instance_id: str) -> InstanceRow:
+    def _row_from_trajectory(self, instance_id: str) -> InstanceResult:
         path = self.trajectory_path(instance_id)
         if path is None:
-            return InstanceRow(instance_id, exit_status=RUNNING)
+            return InstanceResult(instance_id, exit_status=RUNNING)
         try:
-            stats = trajectory_stats(instance_id, load_trajectory(path))
-        except TrajectoryError:  # a journal with no step yet, or a broken file
-            return InstanceRow(instance_id, exit_status=RUNNING)
-        running = path.name.endswith(JOURNAL_SUFFIX) and stats.exit_status == UNFINISHED
-        return InstanceRow(
-            instance_id,
-            exit_status=RUNNING if running else stats.exit_status,
-            steps=stats.turns,
-            cost=stats.cost,
-            tokens_sent=stats.tokens_sent,
-            tokens_received=stats.tokens_received,
-            failed_edits=stats.failed_edits,
-            submitted=stats.submitted,
-        )
+            record = trajectory_stats(instance_id, load_trajectory(path))
+        except TrajectoryError as error:
+            if path.name.endswith(JOURNAL_SUFFIX):  # a journal with no step yet
+                return InstanceResult(instance_id, exit_status=RUNNING)
+            self.problems.append(f"{instance_id}: {error}")  # shown above the rows
+            return InstanceResult(instance_id, exit_status=UNREADABLE)
+        if path.name.endswith(JOURNAL_SUFFIX) and record.exit_status == UNFINISHED:
+            record.exit_status = RUNNING
+        return record
 
 
 TRAJ_SUFFIXES = (TRAJECTORY_SUFFIX, f"{TRAJECTORY_SUFFIX}{JOURNAL_SUFFIX}")
-
-
-def row_from_result(instance_id: str, result: dict[str, Any]) -> InstanceRow:
-    """A row from a `results.json` entry (a batch's record of a finished instance)."""
-
-    def number(key: str, kind: type[int] | type[float]) -> Any:
-        value = result.get(key)
-        return (
-            kind(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
-        )
-
-    patch = result.get("model_patch")
-    return InstanceRow(
-        instance_id,
-        exit_status=str(result.get("exit_status") or RUNNING),
-        steps=number("steps", int),
-        cost=number("cost", float),
-        tokens_sent=number("tokens_sent", int),
-        tokens_received=number("tokens_received", int),
-        elapsed=number("elapsed", float),
-        failed_edits=number("failed_edits", int),
-        submitted=isinstance(patch, str) and bool(patch.strip()),
-    )
 
 
 def read_json(path: Path) -> Any:
     """The JSON content of `path`, or None when it is missing or unreadable."""
     try:
         return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError):
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError):
         return None
 
 
-def read_results_safely(run: Run) -> dict[str, dict[str, Any]]:
+def read_results_safely(run: Run) -> dict[str, InstanceResult]:
     try:
         return read_results(run.root)
     except AnalysisError as error:  # an unreadable results.json: shown, the trajectories used

@@ -21,7 +21,7 @@ from urllib.parse import unquote
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from markupsafe import Markup
 
-from swe_aci.inspector.runs import NOT_EVALUATED, Run
+from swe_aci.inspector.runs import Run
 from swe_aci.inspector.search import search_run
 from swe_aci.inspector.text import visible
 from swe_aci.inspector.views import (
@@ -30,6 +30,7 @@ from swe_aci.inspector.views import (
     instance_view,
 )
 from swe_aci.records import is_valid_instance_id
+from swe_aci.trajectory.instance import NOT_EVALUATED
 from swe_aci.trajectory.store import TrajectoryError
 
 HERE = Path(__file__).parent

@@ -6,19 +6,20 @@ from __future__ import annotations
 import base64
 
 from swe_aci.analysis.paper import paper_stats, summary_sections
-from swe_aci.analysis.stats import UNFINISHED, InstanceStats, trajectory_stats, with_result
+from swe_aci.analysis.stats import UNFINISHED, trajectory_stats, with_result
 from swe_aci.inspector.runs import Run, read_results_safely
 from swe_aci.inspector.text import visible
+from swe_aci.trajectory.instance import InstanceResult
 from swe_aci.trajectory.store import TrajectoryError, load_trajectory
 
 
-def run_records(run: Run) -> list[InstanceStats]:
+def run_records(run: Run) -> list[InstanceResult]:
     """Every instance's statistics, its trajectory read only from inside the run."""
     results = read_results_safely(run)
     records = []
     for instance_id in run.instance_ids():
         path = run.trajectory_path(instance_id)
-        record = InstanceStats(instance_id, exit_status=UNFINISHED)
+        record = InstanceResult(instance_id, exit_status=UNFINISHED)
         if path is not None:
             try:
                 record = trajectory_stats(instance_id, load_trajectory(path))

@@ -154,6 +154,7 @@ class EpisodeRecorder:
         execution_time: float | None = None,
         messages: Sequence[Message] = (),
         notify: bool = True,
+        rejected_edit: bool = False,
     ) -> StepRecord:
         """Record one step with the model calls since the last one, append it to the journal
         with the `messages` it adds to the history, then pass it to `on_step` (unless `notify`
@@ -186,6 +187,7 @@ class EpisodeRecorder:
             query=usage.query,
             model_latency=round(usage.model_latency, 3),
             cost=round(usage.cost, 6),
+            rejected_edit=rejected_edit,
         )
         self.last_step = now
         self.usage = StepUsage()

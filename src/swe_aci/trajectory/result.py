@@ -25,6 +25,9 @@ class StepRecord:
     query: list[Message]
     model_latency: float = 0.0  # seconds spent in model calls for this step, requeries included
     cost: float = 0.0  # of this step's model calls
+    # the ACI's lint guardrail refused an edit of this action (`Observation.rejected_edit`); a step
+    # stored before this was recorded has no such key (read back by `analysis.stats`)
+    rejected_edit: bool = False
 
 
 @dataclass

@@ -47,6 +47,9 @@ from swe_aci.records import (
 )
 
 JOURNAL_SUFFIX = ".jsonl"
+# A trajectory is a few levels deep (steps, queries, messages, content parts); a file nested far
+# deeper is refused as a whole before anything walks it recursively (repr, templates, copies).
+MAX_DEPTH = 64
 INLINE_TEXT = 2000  # a longer problem statement is stored once, in its history message
 PREVIEW_TEXT = 500
 STEP_DEFAULTS: dict[str, Any] = {
@@ -198,6 +201,8 @@ def read_journal(path: Path) -> dict[str, Any]:
             continue
         try:
             record = json.loads(line)
+        except RecursionError:
+            raise TrajectoryError(f"journal {path} line {number} is nested too deeply") from None
         except json.JSONDecodeError as error:
             if number == len(lines):  # the last line, written when the process was killed
                 break
@@ -242,10 +247,13 @@ def read_stored(path: Path) -> Any:
     journal = path.with_name(path.name + JOURNAL_SUFFIX)
     try:
         if path.name.endswith(f".traj{JOURNAL_SUFFIX}"):
-            return read_journal(path)
-        if not path.exists() and journal.is_file():
-            return read_journal(journal)
-        return json.loads(path.read_text(encoding="utf-8"))
+            stored = read_journal(path)
+        elif not path.exists() and journal.is_file():
+            stored = read_journal(journal)
+        else:
+            stored = json.loads(path.read_text(encoding="utf-8"))
+    except RecursionError:
+        raise TrajectoryError(f"trajectory {path} is nested too deeply to read") from None
     except FileNotFoundError:
         raise TrajectoryError(f"trajectory file not found: {path}") from None
     except IsADirectoryError:
@@ -254,6 +262,23 @@ def read_stored(path: Path) -> Any:
         raise TrajectoryError(f"cannot read trajectory {path}: {error}") from None
     except json.JSONDecodeError as error:
         raise TrajectoryError(f"trajectory {path} is not valid JSON: {error}") from None
+    if nesting_depth(stored) > MAX_DEPTH:
+        raise TrajectoryError(f"trajectory {path} is nested too deeply to read (over {MAX_DEPTH})")
+    return stored
+
+
+def nesting_depth(value: Any) -> int:
+    """How deeply lists and dicts nest in `value` (walked without recursion)."""
+    deepest, pending = 0, [(value, 1)]
+    while pending:
+        item, depth = pending.pop()
+        if isinstance(item, dict | list):
+            deepest = max(deepest, depth)
+            children = item.values() if isinstance(item, dict) else item
+            pending.extend(
+                (child, depth + 1) for child in children if isinstance(child, dict | list)
+            )
+    return deepest
 
 
 def normalized_trajectory(data: Any, path: Path) -> dict[str, Any]:
