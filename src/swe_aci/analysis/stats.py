@@ -1,6 +1,6 @@
 """Trajectory statistics: what each instance of a run did (steps, edits and the lint guardrail's
 rejections of them, cost, tokens, whether it ended with a patch), as the one per-instance record
-(`batch.outputs.InstanceResult`), and the aggregates of a run.
+(`trajectory.instance.InstanceResult`), and the aggregates of a run.
 
 A run directory is what `swe-aci batch` or `swe-aci run` writes: `<dir>/<id>/<id>.traj` per
 instance (ours or paper-era; a journal left by a killed episode is read too) and, for a batch,
