@@ -10,7 +10,7 @@ import pytest
 
 from fixtures.aci.support import run
 from swe_aci.aci import ACI, ACIConfig
-from swe_aci.env.bwrap import bwrap_problem
+from swe_aci.env.bwrap.environment import bwrap_problem
 from swe_aci.env.config import EnvConfig, Workspace
 from swe_aci.env.factory import make_environment
 

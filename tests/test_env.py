@@ -28,8 +28,8 @@ from swe_aci.env import (
     Workspace,
     make_environment,
 )
-from swe_aci.env import bwrap as bwrap_module
-from swe_aci.env.docker import DockerEnvironment
+from swe_aci.env.bwrap import environment as bwrap_module
+from swe_aci.env.docker.environment import DockerEnvironment
 from swe_aci.env.factory import resolve_backend
 
 FILES: dict[str, str | bytes] = {

@@ -458,7 +458,7 @@ def test_docker_containers_are_labelled_and_stale_ones_swept(open_env: OpenEnv) 
 @pytest.mark.docker
 @pytest.mark.parametrize("backend", ["docker"], indirect=True)
 def test_docker_keeps_only_the_capabilities_tests_and_pip_need(open_env: OpenEnv) -> None:
-    from swe_aci.env.docker import CONTAINER_CAPABILITIES
+    from swe_aci.env.docker.environment import CONTAINER_CAPABILITIES
 
     env = open_env(file_size="1m", cpu_seconds=30)
     status = ok(env, "grep -E '^(Cap|NoNewPrivs)' /proc/self/status")

@@ -27,7 +27,7 @@ import signal
 import tempfile
 from pathlib import Path
 
-from swe_aci.env.cgroups import sweep_stale as sweep_stale_cgroups
+from swe_aci.env.bwrap.cgroups import sweep_stale as sweep_stale_cgroups
 
 PREFIX = "swe-aci-"
 OWNED = re.compile(rf"^{PREFIX}(\d+)-")

@@ -66,7 +66,7 @@ class EnvConfig(BaseModel):
     )
     cpus: float | None = Field(2.0, gt=0, description="CPUs of the container (docker)")
     # resource limits (docker: cgroup and ulimits; bwrap: rlimits of every process, and a cgroup
-    # of the sandbox's own where the host offers one: env/limits.py, env/cgroups.py)
+    # of the sandbox's own where the host offers one: env/bwrap/limits.py, env/bwrap/cgroups.py)
     memory: str | None = Field(
         "4g",
         description="docker: the container's memory; bwrap: the memory of each process, and of "

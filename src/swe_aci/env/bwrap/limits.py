@@ -14,7 +14,7 @@ none can raise them again:
 - CPU time: RLIMIT_CPU, seconds of CPU per process (SIGXCPU kills it).
 
 Where the host offers a writable cgroup hierarchy, the sandbox as a whole is bounded too: its
-own cgroup (env/cgroups.py) holds `memory` for all its processes together and `processes` as its
+own cgroup (env/bwrap/cgroups.py) holds `memory` for all its processes together and `processes` as its
 pids.max. The rlimits stay in force either way.
 """
 
@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from swe_aci.env.cgroups import find_hierarchy
+from swe_aci.env.bwrap.cgroups import find_hierarchy
 from swe_aci.env.config import EnvConfig, parse_bytes
 
 

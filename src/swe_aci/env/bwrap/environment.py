@@ -25,10 +25,10 @@ itself runs as `nobody` (`sandbox_identity`), so the sandbox is no process of ho
 only root may read stay unreadable, a hard link to a root file cannot be made (protected
 hardlinks), and RLIMIT_NPROC applies (host root is exempt from it). How bwrap is started (as
 `nobody`, with the host paths it binds staged for it, in the sandbox's cgroup) is
-env/launcher.py. Whatever under /etc is not world-readable is hidden, for whoever runs swe-aci,
+env/bwrap/launcher.py. Whatever under /etc is not world-readable is hidden, for whoever runs swe-aci,
 and so is the cgroup file system (/sys/fs/cgroup is an empty read-only tmpfs).
-The shell sets the resource limits of env/limits.py on itself before it becomes the agent's;
-where the host allows it, the sandbox also has a cgroup of its own (env/cgroups.py), removed
+The shell sets the resource limits of env/bwrap/limits.py on itself before it becomes the agent's;
+where the host allows it, the sandbox also has a cgroup of its own (env/bwrap/cgroups.py), removed
 with everything in it at close.
 """
 
@@ -51,8 +51,17 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from swe_aci.env.base import NotARegularFileError, SandboxError
-from swe_aci.env.cgroupfs import Cgroup
-from swe_aci.env.cgroups import cgroup_name, find_hierarchy
+from swe_aci.env.bwrap.cgroupfs import Cgroup
+from swe_aci.env.bwrap.cgroups import cgroup_name, find_hierarchy
+from swe_aci.env.bwrap.launcher import (
+    SYSTEM_TOP_LEVEL,
+    Mount,
+    as_symlink,
+    hand_over,
+    launcher,
+    sandbox_identity,
+)
+from swe_aci.env.bwrap.limits import ResourceLimits, limits_in_force
 from swe_aci.env.files import (
     READ_FLAGS,
     WRITE_FLAGS,
@@ -63,15 +72,6 @@ from swe_aci.env.files import (
     refuse_pseudo,
     write_regular,
 )
-from swe_aci.env.launcher import (
-    SYSTEM_TOP_LEVEL,
-    Mount,
-    as_symlink,
-    hand_over,
-    launcher,
-    sandbox_identity,
-)
-from swe_aci.env.limits import ResourceLimits, limits_in_force
 from swe_aci.env.local import BASH_ARGV, LocalEnvironment
 from swe_aci.env.process import ProcessTransport, kill_session_members
 
@@ -160,7 +160,7 @@ def sandbox_argv(
 ) -> list[str]:
     """The command starting bwrap (without the command it runs) for a mount table; `stage` is
     where the host paths are staged when we are root, `join` the `cgroup.procs` files of the
-    sandbox's cgroup (see env/launcher.py)."""
+    sandbox's cgroup (see env/bwrap/launcher.py)."""
     prefix, sources = launcher(mounts, stage, join)
     argv = [
         *prefix,

@@ -26,7 +26,7 @@ from swe_aci.env.base import FileTooLargeError, NotARegularFileError, SandboxErr
 from swe_aci.env.cleanup import make_root, pid_alive
 from swe_aci.env.config import EnvConfig, parse_bytes
 from swe_aci.env.diff import GIT_HARDENING, SUBMISSION_ATTRIBUTES, take_submission
-from swe_aci.env.docker_io import (
+from swe_aci.env.docker.exec import (
     ChannelBroken,
     DockerShellTransport,
     FileChannel,
@@ -59,6 +59,7 @@ TAR_OVERHEAD = 1 << 16
 # the repository; the agent's shell is left as the image has it.
 GIT_FUNCTION = "git() { command git -c safe.directory='*' \"$@\"; }"
 SAFE_DIRECTORY = ["-c", "safe.directory=*"]
+HELPER_SECONDS = 60.0  # a helper command's bound (rm, mkdir)
 KILLED_BY_TIMEOUT = 128 + 9  # `timeout -s KILL` exits so when it had to kill
 # Labels that let a later run find containers whose owner died without removing them.
 LABEL = "swe-aci"
@@ -233,7 +234,13 @@ class DockerEnvironment(SessionEnvironment):
             "> .git/info/attributes || exit 5\n"
             'printf %s "$sha"\n'
         )
-        code, out, err = self._exec(["bash", "-c", script, "reset", self._repo, commit or "HEAD"])
+        command = ["bash", "-c", script, "reset", self._repo, commit or "HEAD"]
+        try:
+            code, out, err = self._exec(command, timeout=self.config.setup_timeout)
+        except TimeoutError:
+            raise SandboxError(
+                f"resetting {self._repo} took over {self.config.setup_timeout:g} seconds"
+            ) from None
         if code == 3:
             raise SandboxError(f"the image has no repository at {self._repo}")
         if code == 4:
@@ -359,17 +366,11 @@ class DockerEnvironment(SessionEnvironment):
         assert self._container_id is not None
         return ArchiveFiles(self._api, self._container_id, self._exec)
 
-    def _exec(self, command: list[str], workdir: str | None = None) -> tuple[int, str, str]:
-        """Run a helper command in the container; its output is not capped."""
+    def _exec(self, command: list[str], timeout: float = HELPER_SECONDS) -> tuple[int, str, str]:
+        """Run a helper command in the container (its output is not capped), for at most
+        `timeout` seconds (TimeoutError)."""
         assert self._container_id is not None
-        try:
-            exec_id = self._api.exec_create(self._container_id, command, workdir=workdir)["Id"]
-            out, err = self._api.exec_start(exec_id, demux=True)
-            code = self._api.exec_inspect(exec_id)["ExitCode"]
-        except docker_module().errors.APIError as exc:
-            raise SandboxError(
-                f"could not run {command[0]} in the container: {explain(exc)}"
-            ) from None
+        code, out, err = run_exec(self._api, self._container_id, command, None, timeout)
         return code, _text(out), _text(err)
 
 

@@ -1,7 +1,9 @@
-"""Byte streams to long-lived processes in a docker container.
+"""Every process swe-aci execs in a docker container, through one kind of stream.
 
 `ExecSocket` is one `docker exec` with stdin attached; over it run the persistent shell
-(`DockerShellTransport`, a ShellTransport) and the file channel (`FileChannel`). Every exec costs
+(`DockerShellTransport`, a ShellTransport), the file channel (`FileChannel`) and every short
+helper command (`run_exec`: git for the submission, the interrupt's kill script, the repository's
+reset, rm, mkdir), each bounded by a timeout. Every exec costs
 ~40 ms (runc), and so does each archive-API call (dockerd re-execs itself to chroot), so anything
 done per command or per file goes through these already running processes instead.
 """
@@ -27,6 +29,7 @@ if TYPE_CHECKING:
 
 HANDSHAKE_SECONDS = 30.0
 FILE_OP_SECONDS = 120.0
+KILL_SECONDS = 30.0
 # How far back a pattern is searched again when more bytes arrive (longer than any pattern).
 PATTERN_OVERLAP = 256
 
@@ -321,8 +324,7 @@ class DockerShellTransport:
     def _kill(self, threshold: str, scope: str) -> None:
         api, container_id = self._stream.api, self._stream.container_id
         command = ["bash", "-c", KILL_SCRIPT, "kill", str(self.session_id), threshold, scope]
-        exec_id = api.exec_create(container_id, command, stdout=False, stderr=False)["Id"]
-        api.exec_start(exec_id)
+        run_exec(api, container_id, command, None, KILL_SECONDS)
 
     def close(self) -> None:
         with contextlib.suppress(Exception):
