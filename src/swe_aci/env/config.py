@@ -77,8 +77,14 @@ class EnvConfig(BaseModel):
     )
     file_size: str | None = Field("4g", description="largest file a sandbox process may write")
     cpu_seconds: int | None = Field(3600, gt=0, description="CPU seconds of each process")
+    disk: str | None = Field(
+        "4g",
+        description="what one sandbox may write in total: bwrap run as root, its writable "
+        "directories on a tmpfs of this size; docker, the container's writable layer where the "
+        "storage driver can bound it (docs/security.md)",
+    )
 
-    @field_validator("memory", "file_size")
+    @field_validator("memory", "file_size", "disk")
     @classmethod
     def _a_size(cls, value: str | None) -> str | None:
         if value is not None:

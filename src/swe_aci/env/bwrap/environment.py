@@ -53,6 +53,7 @@ from pathlib import Path
 from swe_aci.env.base import NotARegularFileError, SandboxError
 from swe_aci.env.bwrap.cgroupfs import Cgroup
 from swe_aci.env.bwrap.cgroups import cgroup_name, find_hierarchy
+from swe_aci.env.bwrap.disk import DISK_DIR, disk_problem, mount_disk, unmount_disk
 from swe_aci.env.bwrap.launcher import (
     SYSTEM_TOP_LEVEL,
     Mount,
@@ -62,6 +63,7 @@ from swe_aci.env.bwrap.launcher import (
     sandbox_identity,
 )
 from swe_aci.env.bwrap.limits import ResourceLimits, limits_in_force
+from swe_aci.env.config import parse_bytes
 from swe_aci.env.files import (
     READ_FLAGS,
     WRITE_FLAGS,
@@ -236,6 +238,23 @@ class BwrapEnvironment(LocalEnvironment):
 
     _cgroup: Cgroup | None = None
 
+    def _writable_root(self) -> Path:
+        """As root with `env.disk`, a tmpfs of that size (env/bwrap/disk.py); else the root."""
+        if self.config.disk is None or disk_problem() is not None:
+            return self._root
+        disk = self._root / DISK_DIR
+        try:
+            mount_disk(disk, parse_bytes(self.config.disk))
+        except OSError as exc:
+            raise SandboxError(
+                f"cannot bound the sandbox's disk ({exc}); set env.disk: null to run without "
+                "a total bound"
+            ) from None
+        return disk
+
+    def _release_root(self) -> None:
+        unmount_disk(self._root)
+
     def _prepare_sandbox(self) -> None:
         name = self._host_repo.name
         if name in set(os.listdir("/")) | OWN_TOP_LEVEL:
@@ -244,8 +263,8 @@ class BwrapEnvironment(LocalEnvironment):
             self._repo_in_sandbox = f"/{name}"
         binds = {
             self._repo_in_sandbox: str(self._host_repo),
-            "/tmp": str(self._root / "tmp"),
-            SANDBOX_HOME: str(self._root / "home"),
+            "/tmp": str(self._tmp),
+            SANDBOX_HOME: str(self._home),
         }
         ro_paths = [
             *self.config.ro_paths,

@@ -23,6 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from swe_aci.env.bwrap.cgroups import find_hierarchy
+from swe_aci.env.bwrap.disk import disk_problem
 from swe_aci.env.config import EnvConfig, parse_bytes
 
 
@@ -76,8 +77,20 @@ def limits_in_force(config: EnvConfig) -> str:
     limits = ResourceLimits.from_config(config)
     hierarchy, reason = find_hierarchy()
     if hierarchy is None:
-        return f"{limits.describe()}; no cgroup ({reason})"
-    return (
-        f"{limits.describe()}; a cgroup per sandbox ({reason}): memory {_size(limits.memory)} "
-        f"for the whole sandbox, {limits.processes or 'unlimited'} processes"
-    )
+        line = f"{limits.describe()}; no cgroup ({reason})"
+    else:
+        line = (
+            f"{limits.describe()}; a cgroup per sandbox ({reason}): memory "
+            f"{_size(limits.memory)} for the whole sandbox, {limits.processes or 'unlimited'} "
+            "processes"
+        )
+    return f"{line}; {disk_in_force(config)}"
+
+
+def disk_in_force(config: EnvConfig) -> str:
+    if config.disk is None:
+        return "disk not bounded in total (env.disk is null)"
+    problem = disk_problem()
+    if problem is not None:
+        return f"disk not bounded in total ({problem})"
+    return f"disk {_size(parse_bytes(config.disk))} in total (a tmpfs holding the writable directories)"
