@@ -221,16 +221,19 @@ class BwrapTransport(ProcessTransport):
     """ProcessTransport for bwrap: the shell is bwrap's child, not the session leader."""
 
     def interrupt(self, since_boot_seconds: float) -> None:
-        leader = self.process.pid
-        try:
-            with open(f"/proc/{leader}/task/{leader}/children") as handle:
-                shell = {int(pid) for pid in handle.read().split()}
-        except OSError:
-            shell = set()
+        shell = self.shell_pids()
         for pid in shell:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGUSR1)
-        kill_session_members(leader, since_boot_seconds, spare=shell)
+        kill_session_members(self.process.pid, since_boot_seconds, spare=shell)
+
+    def shell_pids(self) -> set[int]:
+        leader = self.process.pid
+        try:
+            with open(f"/proc/{leader}/task/{leader}/children") as handle:
+                return {int(pid) for pid in handle.read().split()}
+        except OSError:
+            return set()
 
 
 class BwrapEnvironment(LocalEnvironment):

@@ -321,6 +321,11 @@ class DockerShellTransport:
         threshold = max(1, int(since_boot_seconds * CLOCK_TICKS))
         self._kill(str(threshold), "recent")
 
+    def reap_runaway(self) -> int:
+        """Not checked in a container (it would cost an exec, ~40 ms, per command): the
+        container's pids limit bounds a runaway, and a timeout's kill removes a running one."""
+        return 0
+
     def _kill(self, threshold: str, scope: str) -> None:
         api, container_id = self._stream.api, self._stream.container_id
         command = ["bash", "-c", KILL_SCRIPT, "kill", str(self.session_id), threshold, scope]
