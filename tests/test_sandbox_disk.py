@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from conftest import commit_tree
-from env_helpers import skip_unavailable
+from env_helpers import DOCKER_IMAGE, skip_unavailable
 from swe_aci.env import EnvConfig, Workspace, make_environment
 from swe_aci.env.bwrap.disk import DISK_DIR, mount_disk
 from swe_aci.env.bwrap.environment import BwrapEnvironment
@@ -81,3 +81,20 @@ def test_the_bounded_disk_is_unmounted_at_close_and_by_the_sweep(
     mount_disk(stale / DISK_DIR, 1 * MIB)
     assert stale in sweep_stale_dirs()
     assert not os.path.ismount(stale / DISK_DIR) and not stale.exists()
+
+
+@pytest.mark.docker
+def test_docker_bounds_tmp_where_its_storage_driver_cannot_bound_the_container(
+    make_repo: Callable[..., Path],
+) -> None:
+    """overlay2 on ext4 (docker's default) refuses `--storage-opt size`: /tmp is then a tmpfs
+    of `env.disk`, and writing past it fails in the container."""
+    skip_unavailable("docker")
+    config = EnvConfig(backend="docker", image=DOCKER_IMAGE, disk="16m")
+    env = make_environment(Workspace(config, str(make_repo({"a.txt": "a\n"}))))
+    try:
+        result = env.run(FILL.format(size=40 * MIB, path="/tmp/fill"))
+        assert "No space left on device" in result.output
+        assert env.run("echo still").output == "still\n"
+    finally:
+        env.close()

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import functools
 import io
+import logging
 import os
 import posixpath
 import secrets
@@ -71,6 +73,17 @@ OWNER_HOST_LABEL = "swe-aci.owner-host"
 # chown/chmod in temporary directories). No mount, ptrace, raw sockets, setuid/setgid...
 CONTAINER_CAPABILITIES = ("CHOWN", "DAC_OVERRIDE", "FOWNER")
 T = TypeVar("T")
+# Storage drivers that take `--storage-opt size=` (overlay2 does on xfs with project quotas).
+SIZED_DRIVERS = frozenset({"btrfs", "zfs", "devicemapper"})
+logger = logging.getLogger(__name__)
+
+
+@functools.cache
+def _report_unbounded_disk(driver: str) -> None:
+    logger.info(
+        "docker's storage driver (%s) cannot bound a container's disk: env.disk not in force",
+        driver,
+    )
 
 
 def connect() -> Any:
@@ -171,6 +184,7 @@ class DockerEnvironment(SessionEnvironment):
         if self.config.cpu_seconds:
             seconds = self.config.cpu_seconds
             ulimits.append(docker_module().types.Ulimit(name="cpu", soft=seconds, hard=seconds))
+        storage = self._storage_options()
         host_config = self._api.create_host_config(
             network_mode=None if self.config.network else "none",
             nano_cpus=int(min(cpus, os.cpu_count() or 1) * 1e9) if cpus else None,
@@ -180,6 +194,11 @@ class DockerEnvironment(SessionEnvironment):
             cap_add=list(CONTAINER_CAPABILITIES),
             security_opt=["no-new-privileges"],
             ulimits=ulimits,
+            storage_opt=storage,
+            # Without a bounded layer, /tmp at least is bounded: a tmpfs of `env.disk`.
+            tmpfs={"/tmp": f"rw,exec,nosuid,nodev,mode=1777,size={parse_bytes(self.config.disk)}"}
+            if self.config.disk and storage is None
+            else None,
         )
         # Named before it exists, so that an interrupt during creation cannot leak it.
         self._container_name = f"swe-aci-{secrets.token_hex(6)}"
@@ -203,6 +222,24 @@ class DockerEnvironment(SessionEnvironment):
             raise SandboxError(
                 f"could not start a container from {image!r}: {explain(exc)}"
             ) from None
+
+    def _storage_options(self) -> dict[str, str] | None:
+        """`env.disk` as the size of the container's writable layer, where the engine's storage
+        driver can bound it (overlay2 on xfs with project quotas, btrfs, zfs, devicemapper);
+        elsewhere (overlay2 on ext4, docker's default) the engine refuses the option, so the
+        layer is not bounded (only /tmp, a tmpfs of that size), and the log says so once."""
+        if self.config.disk is None:
+            return None
+        try:
+            info = self._api.info()
+        except docker_module().errors.APIError:
+            info = {}
+        driver = info.get("Driver", "")
+        backing = dict(info.get("DriverStatus") or []).get("Backing Filesystem", "")
+        if driver in SIZED_DRIVERS or (driver == "overlay2" and backing == "xfs"):
+            return {"size": self.config.disk}
+        _report_unbounded_disk(f"{driver} on {backing or 'an unknown file system'}")
+        return None
 
     def _copy_repo_in(self, source: str, commit: str | None) -> str:
         staging = make_root("docker-")
