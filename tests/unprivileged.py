@@ -1,9 +1,11 @@
 """Running a sandbox as an ordinary user from a test run as root (or as ourselves otherwise).
 
 `run_probe` runs tests/sandbox_probe.py as root or as the user `swe-aci-test` (created when missing) with
-`setpriv`. The interpreter swe-aci runs on may live where that user may not go (pyenv under root's
-0700 /root); the probe then runs in a mount namespace of its own in which the interpreter's
-directory alone is reachable (a tmpfs over the closed directory, the interpreter bound back in).
+`setpriv`. The checkout, the interpreter swe-aci runs on and its virtualenv may live where that
+user may not go (a clone or pyenv under root's 0700 /root): the probe and the package are copied
+into the probe's own world-readable directory, and the probe runs in a mount namespace of its own
+in which the interpreter's directories alone are reachable (a tmpfs over each closed directory,
+those directories bound back in).
 Nothing of the host changes but the user's existence.
 """
 
@@ -26,6 +28,7 @@ TEST_USER = "swe-aci-test"
 TESTS = Path(__file__).resolve().parent
 SOURCE = TESTS.parent / "src"
 MODES = ["root", "user"]
+PYCACHE = shutil.ignore_patterns("__pycache__")
 
 
 def unprivileged_user() -> tuple[int, int]:
@@ -88,13 +91,17 @@ def run_probe(
     scratch = Path(tempfile.mkdtemp(prefix="swe-aci-test-probe-", dir="/tmp"))
     scratch.chmod(0o755)
     try:
+        # The checkout may sit where the user cannot go (root's 0700 home): the probe and the
+        # package it imports are copied where every user may read them.
+        shutil.copytree(SOURCE / "swe_aci", scratch / "src" / "swe_aci", ignore=PYCACHE)
+        shutil.copy(TESTS / "sandbox_probe.py", scratch / "sandbox_probe.py")
         env = {
             "PATH": os.environ.get("PATH", os.defpath),
             "HOME": str(scratch),
             "TMPDIR": str(scratch),
-            "PYTHONPATH": str(SOURCE),
+            "PYTHONPATH": str(scratch / "src"),
         }
-        probe = [sys.executable, str(TESTS / "sandbox_probe.py"), request]
+        probe = [sys.executable, str(scratch / "sandbox_probe.py"), request]
         if mode == "user" and os.geteuid() == 0:
             give_to_test_user(scratch)
             probe = ["unshare", "--mount", "--", "sh", "-c", _reach_script(scratch), "sh", *probe]
@@ -111,23 +118,32 @@ def run_probe(
 
 
 def _reach_script(scratch: Path) -> str:
-    """Make the interpreter's installation reachable, then become the test user."""
+    """Make the interpreter's installation, its virtualenv and its import path reachable, then
+    become the test user: each directory closed to others on the way to one of them is covered
+    by a tmpfs holding only those paths, bound back in from a hold of the original."""
     uid, gid = unprivileged_user()
     lines = ["set -e"]
-    prefix = Path(sys.base_prefix).resolve()
-    closed = next(
-        (p for p in reversed(prefix.parents) if p != p.parent and not os.stat(p).st_mode & 0o001),
-        None,
-    )
-    if closed is not None:
-        hold = scratch / "hold"
+    needed = {Path(p).resolve() for p in (sys.base_prefix, sys.prefix, *sys.path) if p}
+    by_closed: dict[Path, list[Path]] = {}
+    for path in sorted(p for p in needed if p.is_dir()):
+        closed = next(
+            (p for p in reversed(path.parents) if p != p.parent and not os.stat(p).st_mode & 0o001),
+            None,
+        )
+        if closed is not None and scratch not in (path, *path.parents):
+            by_closed.setdefault(closed, []).append(path)
+    for number, (closed, paths) in enumerate(sorted(by_closed.items())):
+        hold = scratch / f"hold-{number}"
         hold.mkdir()
-        inside = prefix.relative_to(closed)
         lines += [
             f"mount --bind '{closed}' '{hold}'",
             f"mount -t tmpfs -o mode=0755 swe-aci-test '{closed}'",
-            f"mkdir -p '{closed / inside}'",
-            f"mount --bind '{hold / inside}' '{closed / inside}'",
         ]
+        for path in paths:
+            inside = path.relative_to(closed)
+            lines += [
+                f"mkdir -p '{closed / inside}'",
+                f"mount --bind '{hold / inside}' '{closed / inside}'",
+            ]
     lines.append(f'exec setpriv --reuid={uid} --regid={gid} --init-groups -- "$@"')
     return "\n".join(lines)
