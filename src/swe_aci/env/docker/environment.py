@@ -195,10 +195,6 @@ class DockerEnvironment(SessionEnvironment):
             security_opt=["no-new-privileges"],
             ulimits=ulimits,
             storage_opt=storage,
-            # Without a bounded layer, /tmp at least is bounded: a tmpfs of `env.disk`.
-            tmpfs={"/tmp": f"rw,exec,nosuid,nodev,mode=1777,size={parse_bytes(self.config.disk)}"}
-            if self.config.disk and storage is None
-            else None,
         )
         # Named before it exists, so that an interrupt during creation cannot leak it.
         self._container_name = f"swe-aci-{secrets.token_hex(6)}"
@@ -227,7 +223,9 @@ class DockerEnvironment(SessionEnvironment):
         """`env.disk` as the size of the container's writable layer, where the engine's storage
         driver can bound it (overlay2 on xfs with project quotas, btrfs, zfs, devicemapper);
         elsewhere (overlay2 on ext4, docker's default) the engine refuses the option, so the
-        layer is not bounded (only /tmp, a tmpfs of that size), and the log says so once."""
+        layer is not bounded, and the log says so once. (A tmpfs /tmp would bound that much, but
+        the archive API, the file transfer of images without GNU coreutils, cannot reach into a
+        tmpfs mount.)"""
         if self.config.disk is None:
             return None
         try:
