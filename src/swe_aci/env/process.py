@@ -131,7 +131,35 @@ def session_members(session_id: int, threshold: int, spare: Collection[int] = ()
 
 def reap_runaway(session_id: int, spare: Collection[int]) -> int:
     """Kill every process of the session but the leader and `spare` when there are at least
-    RUNAWAY_PROCESSES of them; return how many were killed (0: they were left alone)."""
+    RUNAWAY_PROCESSES of them; return how many were killed (0: they were left alone).
+
+    Counted first along the leader's descendants (a few reads of `children` files, where a scan
+    of /proc costs a read per process of the host): in bwrap every orphan is the shell's child
+    (it is the namespace's pid 1); the scan runs only when the count reaches the bound."""
+    if count_descendants(session_id, RUNAWAY_PROCESSES + len(spare) + 1) < RUNAWAY_PROCESSES:
+        return 0
     if len(session_members(session_id, 0, spare)) < RUNAWAY_PROCESSES:
         return 0
     return kill_session_members(session_id, 0, spare)
+
+
+def count_descendants(pid: int, limit: int) -> int:
+    """How many descendants `pid` has, counting up to `limit`."""
+    seen: set[int] = set()
+    queue = [pid]
+    while queue and len(seen) < limit:
+        parent = queue.pop()
+        try:
+            tasks = os.listdir(f"/proc/{parent}/task")
+        except OSError:
+            continue
+        for task in tasks:
+            try:
+                with open(f"/proc/{parent}/task/{task}/children") as handle:
+                    children = [int(child) for child in handle.read().split()]
+            except OSError:
+                continue
+            fresh = [child for child in children if child not in seen]
+            seen.update(fresh)
+            queue.extend(fresh)
+    return len(seen)
