@@ -190,6 +190,9 @@ class DockerEnvironment(SessionEnvironment):
             nano_cpus=int(min(cpus, os.cpu_count() or 1) * 1e9) if cpus else None,
             mem_limit=self.config.memory,
             pids_limit=self.config.pids_limit,
+            # docker-init as pid 1 reaps the orphans the agent's commands leave (`sleep` would
+            # not: their zombies would hold the pids limit).
+            init=True,
             cap_drop=["ALL"],
             cap_add=list(CONTAINER_CAPABILITIES),
             security_opt=["no-new-privileges"],
