@@ -35,7 +35,8 @@ FUZZY = (
     (f"patch --fuzz={FUZZ}", f"patch --batch --fuzz={FUZZ} -p1 -i"),
 )
 # The files the patch names (NUL-separated in `$2/paths`, relative to the repository `$1`):
-# saved before the first fuzzy attempt, put back before each later one.
+# saved before the first fuzzy attempt, put back before each later one (never removed when
+# there is no snapshot to put back: an image without tar).
 SNAPSHOT = r"""
 cd -- "$1" || exit 1
 : > "$2/present"
@@ -45,7 +46,7 @@ done < "$2/paths"
 tar -cf "$2/snapshot.tar" --null --no-recursion -T "$2/present"
 """
 RESTORE = r"""
-cd -- "$1" || exit 1
+cd -- "$1" && [ -s "$2/snapshot.tar" ] && command -v tar > /dev/null || exit 1
 while IFS= read -r -d '' path; do rm -rf -- "$path" "$path.rej" "$path.orig"; done < "$2/paths"
 tar -xf "$2/snapshot.tar"
 """
