@@ -78,10 +78,11 @@ class EnvConfig(BaseModel):
     file_size: str | None = Field("4g", description="largest file a sandbox process may write")
     cpu_seconds: int | None = Field(3600, gt=0, description="CPU seconds of each process")
     disk: str | None = Field(
-        "4g",
+        "2g",
         description="what one sandbox may write in total: bwrap run as root, its writable "
         "directories on a tmpfs of this size; docker, the container's writable layer where the "
-        "storage driver can bound it (docs/security.md)",
+        "storage driver can bound it (docs/security.md); below `memory`, so that a full disk is "
+        "ENOSPC, not the OOM killer",
     )
 
     @field_validator("memory", "file_size", "disk")
