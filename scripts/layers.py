@@ -24,6 +24,7 @@ BLOCK_END = "<!-- /layers -->"
 
 # Lowest first. A name is a folder of src/swe_aci/ or a module beside them.
 LAYERS: tuple[str, ...] = (
+    "retry",
     "records",
     "configuration",
     "env",

@@ -6,7 +6,7 @@ import functools
 
 import pytest
 
-from swe_aci.env.bwrap import bwrap_problem
+from swe_aci.env.bwrap.environment import bwrap_problem
 
 DOCKER_IMAGE = "swe-aci/base:bookworm"
 NEEDS_DOCKER = "run scripts/ensure_docker.sh and scripts/build_base_image.sh"

@@ -11,7 +11,7 @@ import pytest
 from fixtures.aci.support import run
 from swe_aci.aci.config import ACIConfig
 from swe_aci.aci.interface import ACI
-from swe_aci.env.bwrap import bwrap_problem
+from swe_aci.env.bwrap.environment import bwrap_problem
 from swe_aci.env.config import EnvConfig, Workspace
 from swe_aci.env.factory import make_environment
 

@@ -177,13 +177,13 @@ def test_evaluate_and_compare_refuse_a_directory_in_use(tmp_path: Path, command:
 
 @pytest.mark.docker
 def test_layers_of_a_build_whose_owner_died_are_removed(tmp_path: Path) -> None:
-    from swe_aci.env.docker import connect
+    from swe_aci.env.docker.environment import connect
     from swe_aci.recipes.docker_image import OWNER_LABEL, remove_orphan_images
 
     script = (
         "import sys\n"
         "from pathlib import Path\n"
-        "from swe_aci.env.docker import connect\n"
+        "from swe_aci.env.docker.environment import connect\n"
         "from swe_aci.recipes.cache import BuildLog\n"
         "from swe_aci.recipes.docker_image import BASE_IMAGE, run_build\n"
         "from swe_aci.recipes.errors import RecipeError\n"

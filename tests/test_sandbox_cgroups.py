@@ -1,4 +1,4 @@
-"""A bwrap sandbox bounded as a whole by a cgroup of its own (env/cgroups.py), tested by the attack
+"""A bwrap sandbox bounded as a whole by a cgroup of its own (env/bwrap/cgroups.py), tested by the attack
 itself through the real backend: many processes each under the per-process memory rlimit but
 together over the sandbox's memory, forks past pids.max, an agent trying to leave its cgroup or
 raise its limits (as root and as an ordinary user given a delegated cgroup), the cgroup gone at
@@ -21,9 +21,9 @@ import pytest
 
 from env_helpers import skip_unavailable
 from swe_aci.env import EnvConfig, Workspace, make_environment
-from swe_aci.env.bwrap import BwrapEnvironment, mount_table, sandbox_argv
-from swe_aci.env.cgroupfs import Hierarchy, kill_and_remove, members
-from swe_aci.env.cgroups import cgroup_name, find_hierarchy, sweep_stale
+from swe_aci.env.bwrap.cgroupfs import Hierarchy, kill_and_remove, members
+from swe_aci.env.bwrap.cgroups import cgroup_name, find_hierarchy, sweep_stale
+from swe_aci.env.bwrap.environment import BwrapEnvironment, mount_table, sandbox_argv
 from swe_aci.env.cleanup import owner_dead
 from test_sandbox_privileges import FORK_PROBE
 from unprivileged import give_to_test_user, run_probe, shared_dir, unprivileged_user
@@ -256,9 +256,9 @@ def test_which_hierarchy_is_chosen_from_mountinfo_and_our_cgroups(
 ) -> None:
     """The choice of hierarchy read from fake /proc files over plain directories (no kernel
     here: what v2 does on a real v2 kernel is not tested)."""
-    from swe_aci.env import cgroupfs
-    from swe_aci.env.cgroups_v1 import V1Hierarchy
-    from swe_aci.env.cgroups_v2 import V2Hierarchy
+    from swe_aci.env.bwrap import cgroupfs
+    from swe_aci.env.bwrap.cgroups_v1 import V1Hierarchy
+    from swe_aci.env.bwrap.cgroups_v2 import V2Hierarchy
 
     unified, memory, pids = tmp_path / "unified", tmp_path / "memory", tmp_path / "pids"
     for directory in (unified / "job", memory / "job", pids):

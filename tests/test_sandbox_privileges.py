@@ -19,7 +19,7 @@ import pytest
 
 from conftest import commit_tree
 from env_helpers import skip_unavailable
-from swe_aci.env.bwrap import sandbox_identity
+from swe_aci.env.bwrap.launcher import sandbox_identity
 from swe_aci.env.config import EnvConfig
 from swe_aci.evaluate.harness import evaluate_instance
 from swe_aci.tasks import Task

@@ -1,13 +1,12 @@
 """Running a sandbox as an ordinary user from a test run as root (or as ourselves otherwise).
 
 `run_probe` runs tests/sandbox_probe.py as root or as the user `swe-aci-test` (created when missing) with
-`setpriv`. That user may be unable to read the checkout (a clone in root's 0700 home, or in a
-`mktemp -d`), so the probe and a copy of `src/swe_aci` go into a world-readable scratch directory
-under /tmp, and the probe runs from there. The interpreter swe-aci runs on (and its virtualenv, which
-may sit inside the checkout) may live where that user may not go either (pyenv under /root); the
-probe then runs in a mount namespace of its own in which those directories alone are reachable (a
-tmpfs over each closed directory, the interpreter's directories bound back in). Nothing of the host
-changes but the user's existence.
+`setpriv`. The checkout, the interpreter swe-aci runs on and its virtualenv may live where that
+user may not go (a clone or pyenv under root's 0700 /root): the probe and the package are copied
+into the probe's own world-readable directory, and the probe runs in a mount namespace of its own
+in which the interpreter's directories alone are reachable (a tmpfs over each closed directory,
+those directories bound back in).
+Nothing of the host changes but the user's existence.
 """
 
 from __future__ import annotations
@@ -29,7 +28,7 @@ TEST_USER = "swe-aci-test"
 TESTS = Path(__file__).resolve().parent
 SOURCE = TESTS.parent / "src"
 MODES = ["root", "user"]
-PYTHON_CACHE = shutil.ignore_patterns("__pycache__", "*.pyc")
+PYCACHE = shutil.ignore_patterns("__pycache__")
 
 
 def unprivileged_user() -> tuple[int, int]:
@@ -92,15 +91,15 @@ def run_probe(
     scratch = Path(tempfile.mkdtemp(prefix="swe-aci-test-probe-", dir="/tmp"))
     scratch.chmod(0o755)
     try:
-        source = scratch / "src"
-        shutil.copytree(SOURCE / "swe_aci", source / "swe_aci", ignore=PYTHON_CACHE)
-        shutil.copy2(TESTS / "sandbox_probe.py", scratch / "sandbox_probe.py")
+        # The checkout may sit where the user cannot go (root's 0700 home): the probe and the
+        # package it imports are copied where every user may read them.
+        shutil.copytree(SOURCE / "swe_aci", scratch / "src" / "swe_aci", ignore=PYCACHE)
+        shutil.copy(TESTS / "sandbox_probe.py", scratch / "sandbox_probe.py")
         env = {
             "PATH": os.environ.get("PATH", os.defpath),
             "HOME": str(scratch),
             "TMPDIR": str(scratch),
-            "PYTHONPATH": str(source),
-            "PYTHONDONTWRITEBYTECODE": "1",
+            "PYTHONPATH": str(scratch / "src"),
         }
         probe = [sys.executable, str(scratch / "sandbox_probe.py"), request]
         if mode == "user" and os.geteuid() == 0:
@@ -119,21 +118,21 @@ def run_probe(
 
 
 def _reach_script(scratch: Path) -> str:
-    """Make the interpreter's installation (and its virtualenv) reachable, then become the test
-    user: each outermost directory the user cannot enter that holds one of them is covered by a
-    tmpfs into which only those directories are bound back."""
+    """Make the interpreter's installation, its virtualenv and its import path reachable, then
+    become the test user: each directory closed to others on the way to one of them is covered
+    by a tmpfs holding only those paths, bound back in from a hold of the original."""
     uid, gid = unprivileged_user()
     lines = ["set -e"]
-    needed = sorted({Path(sys.base_prefix).resolve(), Path(sys.prefix).resolve()})
-    covered: dict[Path, list[Path]] = {}
-    for path in needed:
+    needed = {Path(p).resolve() for p in (sys.base_prefix, sys.prefix, *sys.path) if p}
+    by_closed: dict[Path, list[Path]] = {}
+    for path in sorted(p for p in needed if p.is_dir()):
         closed = next(
             (p for p in reversed(path.parents) if p != p.parent and not os.stat(p).st_mode & 0o001),
             None,
         )
-        if closed is not None:
-            covered.setdefault(closed, []).append(path)
-    for number, (closed, paths) in enumerate(sorted(covered.items())):
+        if closed is not None and scratch not in (path, *path.parents):
+            by_closed.setdefault(closed, []).append(path)
+    for number, (closed, paths) in enumerate(sorted(by_closed.items())):
         hold = scratch / f"hold-{number}"
         hold.mkdir()
         lines += [

@@ -223,7 +223,7 @@ def check_backend(env_config: EnvConfig) -> None:
 
     if env_config.backend != "docker":
         return
-    from swe_aci.env.docker import connect
+    from swe_aci.env.docker.environment import connect
 
     try:
         connect()

@@ -27,7 +27,8 @@ import signal
 import tempfile
 from pathlib import Path
 
-from swe_aci.env.cgroups import sweep_stale as sweep_stale_cgroups
+from swe_aci.env.bwrap.cgroups import sweep_stale as sweep_stale_cgroups
+from swe_aci.env.bwrap.disk import unmount_disk
 
 PREFIX = "swe-aci-"
 OWNED = re.compile(rf"^{PREFIX}(\d+)-")
@@ -72,6 +73,7 @@ def sweep_stale_dirs(parent: str | None = None) -> list[Path]:
             if not owner_dead(entry.name) or not entry.is_dir(follow_symlinks=False):
                 continue
             kill_marked_processes(entry.name)
+            unmount_disk(entry.path)
             shutil.rmtree(entry.path, ignore_errors=True)
             removed.append(Path(entry.path))
     return removed

@@ -66,7 +66,7 @@ class EnvConfig(BaseModel):
     )
     cpus: float | None = Field(2.0, gt=0, description="CPUs of the container (docker)")
     # resource limits (docker: cgroup and ulimits; bwrap: rlimits of every process, and a cgroup
-    # of the sandbox's own where the host offers one: env/limits.py, env/cgroups.py)
+    # of the sandbox's own where the host offers one: env/bwrap/limits.py, env/bwrap/cgroups.py)
     memory: str | None = Field(
         "4g",
         description="docker: the container's memory; bwrap: the memory of each process, and of "
@@ -77,8 +77,15 @@ class EnvConfig(BaseModel):
     )
     file_size: str | None = Field("4g", description="largest file a sandbox process may write")
     cpu_seconds: int | None = Field(3600, gt=0, description="CPU seconds of each process")
+    disk: str | None = Field(
+        "2g",
+        description="what one sandbox may write in total: bwrap run as root, its writable "
+        "directories on a tmpfs of this size; docker, the container's writable layer where the "
+        "storage driver can bound it (docs/security.md); below `memory`, so that a full disk is "
+        "ENOSPC, not the OOM killer",
+    )
 
-    @field_validator("memory", "file_size")
+    @field_validator("memory", "file_size", "disk")
     @classmethod
     def _a_size(cls, value: str | None) -> str | None:
         if value is not None:

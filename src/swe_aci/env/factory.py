@@ -2,10 +2,21 @@
 
 from __future__ import annotations
 
+import importlib
+
 from swe_aci.env.base import Environment, SandboxError
-from swe_aci.env.bwrap import BwrapEnvironment, bwrap_problem
+from swe_aci.env.bwrap.environment import bwrap_problem
 from swe_aci.env.config import EnvConfig, Workspace
-from swe_aci.env.local import LocalEnvironment
+
+# Each backend's class by dotted path: adding one is a line here, and a backend's module (the
+# docker SDK's, say) is imported only when that backend is opened.
+BACKENDS = {
+    "local": "swe_aci.env.local.LocalEnvironment",
+    "bwrap": "swe_aci.env.bwrap.environment.BwrapEnvironment",
+    "docker": "swe_aci.env.docker.environment.DockerEnvironment",
+}
+# Backends that copy the repository from a source; docker may find it in the image instead.
+NEED_SOURCE = frozenset({"local", "bwrap"})
 
 
 def resolve_backend(config: EnvConfig) -> str:
@@ -27,12 +38,10 @@ def make_environment(workspace: Workspace) -> Environment:
     caller opens one)."""
     config, source, commit = workspace.config, workspace.source, workspace.commit
     backend = resolve_backend(config)
-    if backend == "docker":
-        from swe_aci.env.docker import DockerEnvironment
-
-        return DockerEnvironment(source, commit, config)
-    if source is None:
+    if source is None and backend in NEED_SOURCE:
         raise SandboxError(f"the {backend} backend needs a repository path or URL")
-    if backend == "bwrap":
-        return BwrapEnvironment(source, commit, config)
-    return LocalEnvironment(source, commit, config)
+    module, _, name = BACKENDS[backend].rpartition(".")
+    environment: Environment = getattr(importlib.import_module(module), name)(
+        source, commit, config
+    )
+    return environment

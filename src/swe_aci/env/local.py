@@ -17,6 +17,7 @@ import contextlib
 import os
 import shutil
 import sysconfig
+from pathlib import Path
 
 from swe_aci.env.base import Submission
 from swe_aci.env.cleanup import MARKER_VARIABLE, kill_marked_processes, make_root
@@ -54,11 +55,13 @@ class LocalEnvironment(SessionEnvironment):
         # Names the root, so that the sweep of a killed run's root finds its processes too.
         self._token = self._root.name
         try:
-            (self._root / "repo").mkdir()
-            self._host_repo = self._root / "repo" / repo_name(source)
+            writable = self._writable_root()
+            (writable / "repo").mkdir()
+            self._host_repo = writable / "repo" / repo_name(source)
             self._store = self._root / "git"
-            for private in ("home", "tmp"):
-                (self._root / private).mkdir()
+            self._home, self._tmp = writable / "home", writable / "tmp"
+            for private in (self._home, self._tmp):
+                private.mkdir()
             self._base_commit = prepare_working_copy(source, self._host_repo, commit, self._store)
             self._prepare_sandbox()
             self._open_session(self._start_shell, self.repo_path)
@@ -68,6 +71,10 @@ class LocalEnvironment(SessionEnvironment):
 
     # -- hooks for subclasses --------------------------------------------------------------
 
+    def _writable_root(self) -> Path:
+        """The directory holding what the shell may write (the working copy, HOME, TMPDIR)."""
+        return self._root
+
     def _prepare_sandbox(self) -> None:
         """Create whatever the sandbox needs on the host before the shell starts."""
 
@@ -76,7 +83,7 @@ class LocalEnvironment(SessionEnvironment):
 
     def _sandbox_env(self) -> dict[str, str]:
         """HOME and TMPDIR as the shell sees them."""
-        return {"HOME": str(self._root / "home"), "TMPDIR": str(self._root / "tmp")}
+        return {"HOME": str(self._home), "TMPDIR": str(self._tmp)}
 
     def _start_shell(self) -> ShellTransport:
         return ProcessTransport(BASH_ARGV, cwd=str(self._host_repo), env=self._shell_env())
@@ -102,9 +109,6 @@ class LocalEnvironment(SessionEnvironment):
         os.makedirs(os.path.dirname(resolved), exist_ok=True)
         write_regular(open_file(resolved, WRITE_FLAGS, path), path, content)
 
-    def diff(self) -> str:
-        return self.submission().patch
-
     def submission(self) -> Submission:
         self._live_session()
         index = self._root / "submission.index"
@@ -127,7 +131,11 @@ class LocalEnvironment(SessionEnvironment):
             kill_marked_processes(self._token)
         with contextlib.suppress(Exception):
             self._close_session()
+        self._release_root()
         shutil.rmtree(self._root, ignore_errors=True)
+
+    def _release_root(self) -> None:
+        """Undo what `_writable_root` set up, before the root is removed."""
 
     # -- internals -------------------------------------------------------------------------
 

@@ -74,6 +74,11 @@ class ShellTransport(Protocol):
         its session started at or after `since_boot_seconds` (CLOCK_BOOTTIME), never the shell."""
         ...
 
+    def reap_runaway(self) -> int:
+        """Kill the processes earlier commands left behind when they are a runaway (a fork bomb
+        in the background: so many that the next command could not start); return how many."""
+        ...
+
     def close(self) -> None:
         """Terminate the shell and release the stream."""
         ...
@@ -173,6 +178,7 @@ class BashSession:
             f"{delimiter}\n"
             f'printf \'\\n%s %s %s\\n\' {marker.decode()} "$?" "$PWD"\n'
         )
+        reaped = self._transport.reap_runaway()
         started = boot_clock()
         try:
             self._transport.write(script.encode("utf-8", errors="surrogateescape"))
@@ -220,8 +226,14 @@ class BashSession:
             reader.feed(chunk)
         if reader.cwd:
             self.cwd = reader.cwd
+        output = reader.text()
+        if reaped:
+            output = (
+                f"[{reaped} processes left running by earlier commands were killed first: "
+                "a runaway, e.g. a fork bomb.]\n" + output
+            )
         return CommandResult(
-            output=reader.text(),
+            output=output,
             exit_code=reader.exit_code,
             timed_out=timed_out,
             truncated=reader.dropped > 0,

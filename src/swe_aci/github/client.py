@@ -12,6 +12,7 @@ from typing import Any
 import httpx
 
 from swe_aci.github.config import GitHubConfig
+from swe_aci.retry import retrying
 
 API_VERSION = "2022-11-28"
 RETRIED_STATUSES = frozenset({500, 502, 503, 504})
@@ -19,6 +20,14 @@ RETRIED_STATUSES = frozenset({500, 502, 503, 504})
 
 class GitHubError(Exception):
     """A failed GitHub operation, as one line for the user (never holding the token)."""
+
+
+class _Refused(Exception):
+    """An unsuccessful answer, as the retry loop sees it."""
+
+    def __init__(self, response: httpx.Response) -> None:
+        super().__init__(response.status_code)
+        self.response = response
 
 
 class GitHubNotFound(GitHubError):
@@ -82,24 +91,28 @@ class GitHubClient:
     def request(self, method: str, path: str, what: str, **kwargs: Any) -> httpx.Response:
         """The response of a successful request; rate limits and 5xx are retried, at most
         `config.retries` times, waiting what the headers ask (within `max_rate_limit_wait`)."""
-        for attempt in range(self.config.retries + 1):
-            try:
-                response = self.http.request(method, path, **kwargs)
-            except httpx.HTTPError as exc:
-                if attempt == self.config.retries:
-                    raise GitHubError(
-                        f"cannot reach the GitHub API at {self.api_url} ({what}): "
-                        f"{type(exc).__name__}"
-                    ) from None
-                self.sleep(2.0**attempt)
-                continue
-            if response.is_success:
-                return response
-            wait = self._retry_wait(response, attempt)
-            if wait is None or attempt == self.config.retries:
-                raise self._error(response, what)
-            self.sleep(wait)
-        raise AssertionError("unreachable")
+
+        def send() -> httpx.Response:
+            response = self.http.request(method, path, **kwargs)
+            if not response.is_success:
+                raise _Refused(response)
+            return response
+
+        def wait(error: Exception, attempt: int) -> float | None:
+            if isinstance(error, httpx.HTTPError):
+                return 2.0 ** (attempt - 1)
+            if isinstance(error, _Refused):
+                return self._retry_wait(error.response, attempt - 1)
+            return None
+
+        try:
+            return retrying(send, wait, attempts=self.config.retries + 1, sleep=self.sleep)
+        except httpx.HTTPError as exc:
+            raise GitHubError(
+                f"cannot reach the GitHub API at {self.api_url} ({what}): {type(exc).__name__}"
+            ) from None
+        except _Refused as refused:
+            raise self._error(refused.response, what) from None
 
     def _retry_wait(self, response: httpx.Response, attempt: int) -> float | None:
         """Seconds to wait before retrying, None when the answer is final."""

@@ -1,4 +1,5 @@
-"""Our retry policy for model APIs (the SDKs' own retries are switched off).
+"""Our retry policy for model APIs (the SDKs' own retries are switched off), on the one retry
+loop (`swe_aci/retry.py`).
 
 Transient failures (429, 408, 409, 5xx, timeouts, dropped connections, malformed bodies) are retried
 with jittered exponential backoff, bounded in attempts and in total wait; a `Retry-After` header is
@@ -21,6 +22,7 @@ from swe_aci.models.base import (
     ModelError,
 )
 from swe_aci.models.config import RetryConfig
+from swe_aci.retry import retrying
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -72,27 +74,31 @@ def with_retries(
     """Run `call`, retrying RetryableError as `config` allows (and, with a `deadline`, while a
     wait leaves time for another attempt); `what` names the call in messages."""
     waited = 0.0
-    for attempt in range(1, config.max_attempts + 1):
-        try:
-            return call()
-        except RetryableError as error:
-            if attempt == config.max_attempts:
-                raise ModelAPIError(f"{what}: {error} (gave up after {attempt} attempts)") from None
-            wait = min(config.max_wait, config.initial_wait * 2 ** (attempt - 1))
-            wait *= 0.5 + random.random() / 2
-            if error.retry_after is not None:
-                wait = max(wait, min(error.retry_after, config.max_wait))
-            if waited + wait > config.max_total_wait:
-                raise ModelAPIError(
-                    f"{what}: {error} (gave up after {attempt} attempts and {waited:.1f}s of waiting)"
-                ) from None
-            left = deadline.left() if deadline is not None else None
-            if left is not None and wait >= left:
-                raise ModelAPIError(f"{what}: {error} (no time left for a retry)") from None
-            logger.warning("%s: %s; retry %d in %.2fs", what, error, attempt, wait)
-            sleep(wait)
-            waited += wait
-    raise AssertionError("unreachable: max_attempts >= 1")
+
+    def backoff(error: Exception, attempt: int) -> float | None:
+        nonlocal waited
+        if not isinstance(error, RetryableError):
+            return None
+        wait = min(config.max_wait, config.initial_wait * 2 ** (attempt - 1))
+        wait *= 0.5 + random.random() / 2
+        if error.retry_after is not None:
+            wait = max(wait, min(error.retry_after, config.max_wait))
+        if waited + wait > config.max_total_wait:
+            raise ModelAPIError(
+                f"{what}: {error} (gave up after {attempt} attempts and {waited:.1f}s of waiting)"
+            ) from None
+        left = deadline.left() if deadline is not None else None
+        if left is not None and wait >= left:
+            raise ModelAPIError(f"{what}: {error} (no time left for a retry)") from None
+        logger.warning("%s: %s; retry %d in %.2fs", what, error, attempt, wait)
+        waited += wait
+        return wait
+
+    try:
+        return retrying(call, backoff, attempts=config.max_attempts, sleep=sleep)
+    except RetryableError as error:
+        attempts = config.max_attempts
+        raise ModelAPIError(f"{what}: {error} (gave up after {attempts} attempts)") from None
 
 
 def call_within(

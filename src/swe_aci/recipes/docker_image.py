@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from swe_aci.env.cleanup import PREFIX, pid_alive, sweep_stale_dirs
-from swe_aci.env.docker import BASE_IMAGE
+from swe_aci.env.docker.environment import BASE_IMAGE
 from swe_aci.recipes.cache import BuildLog, locked, recipe_hash, tree_name
 from swe_aci.recipes.errors import RecipeError
 from swe_aci.recipes.interpreter import Interpreter
@@ -55,7 +55,7 @@ def docker_build(
     task: Task, interpreter: Interpreter, cache_root: Path, echo: Callable[[str], None] | None
 ) -> tuple[str, str]:
     """(image, base commit) of the task's recipe image, built if missing. Raises RecipeError."""
-    from swe_aci.env.docker import connect
+    from swe_aci.env.docker.environment import connect
 
     image = task_image_name(task, interpreter)
     digest = image.rpartition(":")[2]

@@ -85,7 +85,7 @@ def ensure_image(image: str, instance_id: str) -> None:
     """The image is present, or pulled now; else one clear line."""
     import docker
 
-    from swe_aci.env.docker import connect
+    from swe_aci.env.docker.environment import connect
 
     try:
         client = connect()

@@ -25,10 +25,10 @@ itself runs as `nobody` (`sandbox_identity`), so the sandbox is no process of ho
 only root may read stay unreadable, a hard link to a root file cannot be made (protected
 hardlinks), and RLIMIT_NPROC applies (host root is exempt from it). How bwrap is started (as
 `nobody`, with the host paths it binds staged for it, in the sandbox's cgroup) is
-env/launcher.py. Whatever under /etc is not world-readable is hidden, for whoever runs swe-aci,
+env/bwrap/launcher.py. Whatever under /etc is not world-readable is hidden, for whoever runs swe-aci,
 and so is the cgroup file system (/sys/fs/cgroup is an empty read-only tmpfs).
-The shell sets the resource limits of env/limits.py on itself before it becomes the agent's;
-where the host allows it, the sandbox also has a cgroup of its own (env/cgroups.py), removed
+The shell sets the resource limits of env/bwrap/limits.py on itself before it becomes the agent's;
+where the host allows it, the sandbox also has a cgroup of its own (env/bwrap/cgroups.py), removed
 with everything in it at close.
 """
 
@@ -51,8 +51,19 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from swe_aci.env.base import NotARegularFileError, SandboxError
-from swe_aci.env.cgroupfs import Cgroup
-from swe_aci.env.cgroups import cgroup_name, find_hierarchy
+from swe_aci.env.bwrap.cgroupfs import Cgroup
+from swe_aci.env.bwrap.cgroups import cgroup_name, find_hierarchy
+from swe_aci.env.bwrap.disk import DISK_DIR, disk_problem, mount_disk, unmount_disk
+from swe_aci.env.bwrap.launcher import (
+    SYSTEM_TOP_LEVEL,
+    Mount,
+    as_symlink,
+    hand_over,
+    launcher,
+    sandbox_identity,
+)
+from swe_aci.env.bwrap.limits import ResourceLimits, limits_in_force
+from swe_aci.env.config import parse_bytes
 from swe_aci.env.files import (
     READ_FLAGS,
     WRITE_FLAGS,
@@ -63,15 +74,6 @@ from swe_aci.env.files import (
     refuse_pseudo,
     write_regular,
 )
-from swe_aci.env.launcher import (
-    SYSTEM_TOP_LEVEL,
-    Mount,
-    as_symlink,
-    hand_over,
-    launcher,
-    sandbox_identity,
-)
-from swe_aci.env.limits import ResourceLimits, limits_in_force
 from swe_aci.env.local import BASH_ARGV, LocalEnvironment
 from swe_aci.env.process import ProcessTransport, kill_session_members
 
@@ -160,7 +162,7 @@ def sandbox_argv(
 ) -> list[str]:
     """The command starting bwrap (without the command it runs) for a mount table; `stage` is
     where the host paths are staged when we are root, `join` the `cgroup.procs` files of the
-    sandbox's cgroup (see env/launcher.py)."""
+    sandbox's cgroup (see env/bwrap/launcher.py)."""
     prefix, sources = launcher(mounts, stage, join)
     argv = [
         *prefix,
@@ -219,22 +221,42 @@ class BwrapTransport(ProcessTransport):
     """ProcessTransport for bwrap: the shell is bwrap's child, not the session leader."""
 
     def interrupt(self, since_boot_seconds: float) -> None:
-        leader = self.process.pid
-        try:
-            with open(f"/proc/{leader}/task/{leader}/children") as handle:
-                shell = {int(pid) for pid in handle.read().split()}
-        except OSError:
-            shell = set()
+        shell = self.shell_pids()
         for pid in shell:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGUSR1)
-        kill_session_members(leader, since_boot_seconds, spare=shell)
+        kill_session_members(self.process.pid, since_boot_seconds, spare=shell)
+
+    def shell_pids(self) -> set[int]:
+        leader = self.process.pid
+        try:
+            with open(f"/proc/{leader}/task/{leader}/children") as handle:
+                return {int(pid) for pid in handle.read().split()}
+        except OSError:
+            return set()
 
 
 class BwrapEnvironment(LocalEnvironment):
     """A LocalEnvironment whose shell runs in a bubblewrap sandbox with the repo at /<name>."""
 
     _cgroup: Cgroup | None = None
+
+    def _writable_root(self) -> Path:
+        """As root with `env.disk`, a tmpfs of that size (env/bwrap/disk.py); else the root."""
+        if self.config.disk is None or disk_problem() is not None:
+            return self._root
+        disk = self._root / DISK_DIR
+        try:
+            mount_disk(disk, parse_bytes(self.config.disk))
+        except OSError as exc:
+            raise SandboxError(
+                f"cannot bound the sandbox's disk ({exc}); set env.disk: null to run without "
+                "a total bound"
+            ) from None
+        return disk
+
+    def _release_root(self) -> None:
+        unmount_disk(self._root)
 
     def _prepare_sandbox(self) -> None:
         name = self._host_repo.name
@@ -244,8 +266,8 @@ class BwrapEnvironment(LocalEnvironment):
             self._repo_in_sandbox = f"/{name}"
         binds = {
             self._repo_in_sandbox: str(self._host_repo),
-            "/tmp": str(self._root / "tmp"),
-            SANDBOX_HOME: str(self._root / "home"),
+            "/tmp": str(self._tmp),
+            SANDBOX_HOME: str(self._home),
         }
         ro_paths = [
             *self.config.ro_paths,

@@ -1,7 +1,9 @@
-"""Byte streams to long-lived processes in a docker container.
+"""Every process swe-aci execs in a docker container, through one kind of stream.
 
 `ExecSocket` is one `docker exec` with stdin attached; over it run the persistent shell
-(`DockerShellTransport`, a ShellTransport) and the file channel (`FileChannel`). Every exec costs
+(`DockerShellTransport`, a ShellTransport), the file channel (`FileChannel`) and every short
+helper command (`run_exec`: git for the submission, the interrupt's kill script, the repository's
+reset, rm, mkdir), each bounded by a timeout. Every exec costs
 ~40 ms (runc), and so does each archive-API call (dockerd re-execs itself to chroot), so anything
 done per command or per file goes through these already running processes instead.
 """
@@ -20,13 +22,14 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from swe_aci.env.base import FileTooLargeError, NotARegularFileError, SandboxError
-from swe_aci.env.process import CLOCK_TICKS
+from swe_aci.env.process import CLOCK_TICKS, RUNAWAY_PROCESSES, count_descendants
 
 if TYPE_CHECKING:
     from docker import APIClient
 
 HANDSHAKE_SECONDS = 30.0
 FILE_OP_SECONDS = 120.0
+KILL_SECONDS = 30.0
 # How far back a pattern is searched again when more bytes arrive (longer than any pattern).
 PATTERN_OVERLAP = 256
 
@@ -46,6 +49,29 @@ for stat in /proc/[0-9]*/stat; do
     kill -9 "$pid" 2>/dev/null
 done
 exit 0
+"""
+
+# Kills every process of the shell's session ($1) but the shell when they are a runaway (see
+# env/process.py: stopped round after round, then killed together); prints how many there were.
+RUNAWAY_SCRIPT = r"""
+sid=$1 found=0
+for ((round = 0; round < 200; round++)); do
+    members=() running=()
+    for stat in /proc/[0-9]*/stat; do
+        read -r line < "$stat" 2>/dev/null || continue
+        pid=${line%% *}
+        set -- ${line##*) }
+        [ "$4" = "$sid" ] && [ "$pid" != "$sid" ] || continue
+        case $1 in Z|X|x) continue ;; T|t) ;; *) running+=("$pid") ;; esac
+        members+=("$pid")
+    done
+    [ ${#members[@]} -gt 0 ] || break
+    [ ${#members[@]} -gt $found ] && found=${#members[@]}
+    if [ ${#running[@]} -gt 0 ]; then kill -STOP "${running[@]}" 2>/dev/null
+    else kill -9 "${members[@]}" 2>/dev/null
+    fi
+done
+echo "$found"
 """
 
 # The file channel: a loop that only ever parses NUL-separated requests (verb, tag, size, path;
@@ -301,6 +327,7 @@ class DockerShellTransport:
             detail = detail or str(exc)
             raise SandboxError(f"bash did not start in the container: {detail}") from None
         self.session_id = int(match.group(1))
+        self._host_pids = _host_pids(api, container_id, self._stream.exec_id)
 
     def fileno(self) -> int:
         return self._stream.fileno()
@@ -318,16 +345,47 @@ class DockerShellTransport:
         threshold = max(1, int(since_boot_seconds * CLOCK_TICKS))
         self._kill(str(threshold), "recent")
 
+    def reap_runaway(self) -> int:
+        """Counted on the host when the engine runs here (the descendants of the shell and of
+        the container's init, which adopts orphans), so a command costs no exec; only a runaway
+        is killed, by one exec of RUNAWAY_SCRIPT. With a remote engine nothing is checked."""
+        if self._host_pids is None:
+            return 0
+        count = sum(count_descendants(pid, RUNAWAY_PROCESSES) for pid in self._host_pids)
+        if count < RUNAWAY_PROCESSES:
+            return 0
+        api, container_id = self._stream.api, self._stream.container_id
+        command = ["bash", "-c", RUNAWAY_SCRIPT, "reap", str(self.session_id)]
+        _, out, _ = run_exec(api, container_id, command, None, KILL_SECONDS)
+        found = out.decode(errors="replace").split()
+        return int(found[-1]) if found and found[-1].isdigit() else 0
+
     def _kill(self, threshold: str, scope: str) -> None:
         api, container_id = self._stream.api, self._stream.container_id
         command = ["bash", "-c", KILL_SCRIPT, "kill", str(self.session_id), threshold, scope]
-        exec_id = api.exec_create(container_id, command, stdout=False, stderr=False)["Id"]
-        api.exec_start(exec_id)
+        run_exec(api, container_id, command, None, KILL_SECONDS)
 
     def close(self) -> None:
         with contextlib.suppress(Exception):
             self._kill("0", "all")
         self._stream.close()
+
+
+def _host_pids(api: APIClient, container_id: str, exec_id: str) -> tuple[int, int] | None:
+    """The host pids of the container's init and of the shell, when the engine runs on this
+    host (each pid's command line is checked: a remote engine's pids mean nothing here)."""
+    try:
+        init = int(api.inspect_container(container_id)["State"]["Pid"])
+        shell = int(api.exec_inspect(exec_id)["Pid"])
+        with open(f"/proc/{init}/cmdline", "rb") as handle:
+            init_line = handle.read()
+        with open(f"/proc/{shell}/cmdline", "rb") as handle:
+            shell_line = handle.read()
+    except Exception:  # a remote engine, a pid gone: nothing checked
+        return None
+    if b"sleep\0infinity\0" not in init_line or not shell_line.startswith(b"bash\0"):
+        return None
+    return init, shell
 
 
 class FileChannel:

@@ -15,7 +15,7 @@ small protocol (`Hierarchy`, `Cgroup`):
   `memory.memsw.limit_in_bytes` (when swap is accounted; else `memory.swappiness` 0) and
   `pids.max`.
 
-The launcher (env/launcher.py) writes its own pid into the child's `cgroup.procs` before it execs
+The launcher (env/bwrap/launcher.py) writes its own pid into the child's `cgroup.procs` before it execs
 bwrap, so every sandbox process is born inside. Inside the sandbox the cgroup file system is
 not there (a read-only empty tmpfs covers /sys/fs/cgroup, and /sys is read-only), the sandbox has
 no capability and may not create a user namespace, so it can neither leave its cgroup nor raise
@@ -33,9 +33,9 @@ import functools
 import os
 from collections.abc import Callable
 
-from swe_aci.env.cgroupfs import Hierarchy, kill_and_remove
-from swe_aci.env.cgroups_v1 import V1Hierarchy
-from swe_aci.env.cgroups_v2 import V2Hierarchy
+from swe_aci.env.bwrap.cgroupfs import Hierarchy, kill_and_remove
+from swe_aci.env.bwrap.cgroups_v1 import V1Hierarchy
+from swe_aci.env.bwrap.cgroups_v2 import V2Hierarchy
 
 
 def pid_namespace() -> int:

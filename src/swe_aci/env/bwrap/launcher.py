@@ -7,7 +7,7 @@ one), so in a mount namespace of bwrap's own that nothing else sees they are bin
 staging directory, bound at /run/swe-aci on a fresh tmpfs; bwrap binds them from there
 (`launcher`). The writable directories are handed over to that user (`hand_over`).
 
-When the sandbox has a cgroup of its own (env/cgroups.py), the launcher joins it before anything
+When the sandbox has a cgroup of its own (env/bwrap/cgroups.py), the launcher joins it before anything
 else: the launcher is a `sh` that writes its own pid (`$$`) into the cgroup's `cgroup.procs`
 files and only then execs the rest (unshare's staging, setpriv, bwrap). A process's children
 are born in its cgroup, so bwrap and every process of the sandbox start inside it: there is no

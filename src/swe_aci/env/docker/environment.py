@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import functools
 import io
+import logging
 import os
 import posixpath
 import secrets
@@ -26,7 +28,7 @@ from swe_aci.env.base import FileTooLargeError, NotARegularFileError, SandboxErr
 from swe_aci.env.cleanup import make_root, pid_alive
 from swe_aci.env.config import EnvConfig, parse_bytes
 from swe_aci.env.diff import GIT_HARDENING, SUBMISSION_ATTRIBUTES, take_submission
-from swe_aci.env.docker_io import (
+from swe_aci.env.docker.exec import (
     ChannelBroken,
     DockerShellTransport,
     FileChannel,
@@ -59,6 +61,7 @@ TAR_OVERHEAD = 1 << 16
 # the repository; the agent's shell is left as the image has it.
 GIT_FUNCTION = "git() { command git -c safe.directory='*' \"$@\"; }"
 SAFE_DIRECTORY = ["-c", "safe.directory=*"]
+HELPER_SECONDS = 60.0  # a helper command's bound (rm, mkdir)
 KILLED_BY_TIMEOUT = 128 + 9  # `timeout -s KILL` exits so when it had to kill
 # Labels that let a later run find containers whose owner died without removing them.
 LABEL = "swe-aci"
@@ -70,6 +73,17 @@ OWNER_HOST_LABEL = "swe-aci.owner-host"
 # chown/chmod in temporary directories). No mount, ptrace, raw sockets, setuid/setgid...
 CONTAINER_CAPABILITIES = ("CHOWN", "DAC_OVERRIDE", "FOWNER")
 T = TypeVar("T")
+# Storage drivers that take `--storage-opt size=` (overlay2 does on xfs with project quotas).
+SIZED_DRIVERS = frozenset({"btrfs", "zfs", "devicemapper"})
+logger = logging.getLogger(__name__)
+
+
+@functools.cache
+def _report_unbounded_disk(driver: str) -> None:
+    logger.info(
+        "docker's storage driver (%s) cannot bound a container's disk: env.disk not in force",
+        driver,
+    )
 
 
 def connect() -> Any:
@@ -170,15 +184,20 @@ class DockerEnvironment(SessionEnvironment):
         if self.config.cpu_seconds:
             seconds = self.config.cpu_seconds
             ulimits.append(docker_module().types.Ulimit(name="cpu", soft=seconds, hard=seconds))
+        storage = self._storage_options()
         host_config = self._api.create_host_config(
             network_mode=None if self.config.network else "none",
             nano_cpus=int(min(cpus, os.cpu_count() or 1) * 1e9) if cpus else None,
             mem_limit=self.config.memory,
             pids_limit=self.config.pids_limit,
+            # docker-init as pid 1 reaps the orphans the agent's commands leave (`sleep` would
+            # not: their zombies would hold the pids limit).
+            init=True,
             cap_drop=["ALL"],
             cap_add=list(CONTAINER_CAPABILITIES),
             security_opt=["no-new-privileges"],
             ulimits=ulimits,
+            storage_opt=storage,
         )
         # Named before it exists, so that an interrupt during creation cannot leak it.
         self._container_name = f"swe-aci-{secrets.token_hex(6)}"
@@ -202,6 +221,26 @@ class DockerEnvironment(SessionEnvironment):
             raise SandboxError(
                 f"could not start a container from {image!r}: {explain(exc)}"
             ) from None
+
+    def _storage_options(self) -> dict[str, str] | None:
+        """`env.disk` as the size of the container's writable layer, where the engine's storage
+        driver can bound it (overlay2 on xfs with project quotas, btrfs, zfs, devicemapper);
+        elsewhere (overlay2 on ext4, docker's default) the engine refuses the option, so the
+        layer is not bounded, and the log says so once. (A tmpfs /tmp would bound that much, but
+        the archive API, the file transfer of images without GNU coreutils, cannot reach into a
+        tmpfs mount.)"""
+        if self.config.disk is None:
+            return None
+        try:
+            info = self._api.info()
+        except docker_module().errors.APIError:
+            info = {}
+        driver = info.get("Driver", "")
+        backing = dict(info.get("DriverStatus") or []).get("Backing Filesystem", "")
+        if driver in SIZED_DRIVERS or (driver == "overlay2" and backing == "xfs"):
+            return {"size": self.config.disk}
+        _report_unbounded_disk(f"{driver} on {backing or 'an unknown file system'}")
+        return None
 
     def _copy_repo_in(self, source: str, commit: str | None) -> str:
         staging = make_root("docker-")
@@ -233,7 +272,13 @@ class DockerEnvironment(SessionEnvironment):
             "> .git/info/attributes || exit 5\n"
             'printf %s "$sha"\n'
         )
-        code, out, err = self._exec(["bash", "-c", script, "reset", self._repo, commit or "HEAD"])
+        command = ["bash", "-c", script, "reset", self._repo, commit or "HEAD"]
+        try:
+            code, out, err = self._exec(command, timeout=self.config.setup_timeout)
+        except TimeoutError:
+            raise SandboxError(
+                f"resetting {self._repo} took over {self.config.setup_timeout:g} seconds"
+            ) from None
         if code == 3:
             raise SandboxError(f"the image has no repository at {self._repo}")
         if code == 4:
@@ -268,9 +313,6 @@ class DockerEnvironment(SessionEnvironment):
     def write_file(self, path: str, content: bytes) -> None:
         absolute = self._absolute(path)
         self._with_files(lambda files: files.write(absolute, content), absolute)
-
-    def diff(self) -> str:
-        return self.submission().patch
 
     def submission(self) -> Submission:
         """Taken by fresh git processes in the container (never the agent's shell), with a
@@ -362,17 +404,11 @@ class DockerEnvironment(SessionEnvironment):
         assert self._container_id is not None
         return ArchiveFiles(self._api, self._container_id, self._exec)
 
-    def _exec(self, command: list[str], workdir: str | None = None) -> tuple[int, str, str]:
-        """Run a helper command in the container; its output is not capped."""
+    def _exec(self, command: list[str], timeout: float = HELPER_SECONDS) -> tuple[int, str, str]:
+        """Run a helper command in the container (its output is not capped), for at most
+        `timeout` seconds (TimeoutError)."""
         assert self._container_id is not None
-        try:
-            exec_id = self._api.exec_create(self._container_id, command, workdir=workdir)["Id"]
-            out, err = self._api.exec_start(exec_id, demux=True)
-            code = self._api.exec_inspect(exec_id)["ExitCode"]
-        except docker_module().errors.APIError as exc:
-            raise SandboxError(
-                f"could not run {command[0]} in the container: {explain(exc)}"
-            ) from None
+        code, out, err = run_exec(self._api, self._container_id, command, None, timeout)
         return code, _text(out), _text(err)
 
 

@@ -14,7 +14,7 @@ none can raise them again:
 - CPU time: RLIMIT_CPU, seconds of CPU per process (SIGXCPU kills it).
 
 Where the host offers a writable cgroup hierarchy, the sandbox as a whole is bounded too: its
-own cgroup (env/cgroups.py) holds `memory` for all its processes together and `processes` as its
+own cgroup (env/bwrap/cgroups.py) holds `memory` for all its processes together and `processes` as its
 pids.max. The rlimits stay in force either way.
 """
 
@@ -22,7 +22,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from swe_aci.env.cgroups import find_hierarchy
+from swe_aci.env.bwrap.cgroups import find_hierarchy
+from swe_aci.env.bwrap.disk import disk_problem
 from swe_aci.env.config import EnvConfig, parse_bytes
 
 
@@ -76,8 +77,20 @@ def limits_in_force(config: EnvConfig) -> str:
     limits = ResourceLimits.from_config(config)
     hierarchy, reason = find_hierarchy()
     if hierarchy is None:
-        return f"{limits.describe()}; no cgroup ({reason})"
-    return (
-        f"{limits.describe()}; a cgroup per sandbox ({reason}): memory {_size(limits.memory)} "
-        f"for the whole sandbox, {limits.processes or 'unlimited'} processes"
-    )
+        line = f"{limits.describe()}; no cgroup ({reason})"
+    else:
+        line = (
+            f"{limits.describe()}; a cgroup per sandbox ({reason}): memory "
+            f"{_size(limits.memory)} for the whole sandbox, {limits.processes or 'unlimited'} "
+            "processes"
+        )
+    return f"{line}; {disk_in_force(config)}"
+
+
+def disk_in_force(config: EnvConfig) -> str:
+    if config.disk is None:
+        return "disk not bounded in total (env.disk is null)"
+    problem = disk_problem()
+    if problem is not None:
+        return f"disk not bounded in total ({problem})"
+    return f"disk {_size(parse_bytes(config.disk))} in total (a tmpfs holding the writable directories)"

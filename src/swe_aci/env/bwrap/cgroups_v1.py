@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from swe_aci.env.cgroupfs import (
+from swe_aci.env.bwrap.cgroupfs import (
     Hierarchy,
     directory_of,
     kill_and_remove,
