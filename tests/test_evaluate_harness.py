@@ -277,7 +277,7 @@ def test_a_prediction_replacing_the_log_cannot_stall_or_flood_the_host(
     assert report.outcome == "unresolved"  # what the tests printed went with the swapped log
 
 
-def test_a_failing_exit_without_a_failing_test_is_not_resolved(
+def test_a_failing_exit_without_a_failing_test_is_an_error(
     project: Path, cache: Path, tmp_path: Path
 ) -> None:
     """The prediction's code makes the test process exit 3 after every test passed."""
@@ -293,8 +293,31 @@ def test_a_failing_exit_without_a_failing_test_is_not_resolved(
         task, patch, EnvConfig(backend="local"), tmp_path, 60, cache_dir=cache
     )
     assert report.test_exit_code == 3
-    assert report.outcome == "unresolved"
+    assert report.outcome == "error"
     assert report.message == "the tests exited with code 3 and no test failed"
+
+
+def test_a_run_of_no_test_is_an_error(project: Path, cache: Path, tmp_path: Path) -> None:
+    """The prediction's code ends the test process before any test ran, exiting 0; a test command
+    that runs nothing at all, exiting 0 or not."""
+    attack = "import os\n\nos._exit(0)\n"
+    lines = attack.splitlines()
+    patch = GOLD + (
+        "diff --git a/tests/__init__.py b/tests/__init__.py\n"
+        f"--- a/tests/__init__.py\n+++ b/tests/__init__.py\n@@ -0,0 +1,{len(lines)} @@\n"
+        + "".join(f"+{line}\n" for line in lines)
+    )
+    config = EnvConfig(backend="local")
+    task = Task.model_validate(row(project, "no-test"))
+    report = evaluate_instance(task, patch, config, tmp_path, 60, cache_dir=cache)
+    assert (report.outcome, report.test_exit_code) == ("error", 0)
+    assert report.message == "the test command ran no test (exit code 0)"
+    for command, code in (("true", 0), ("echo no such suite; exit 4", 4)):
+        environment = {**row(project, "x")["environment"], "test_cmd": command}
+        task = Task.model_validate(row(project, f"cmd-{code}", environment=environment))
+        report = evaluate_instance(task, GOLD, config, tmp_path, 60, cache_dir=cache)
+        assert report.outcome == "error", report
+        assert report.message == f"the test command ran no test (exit code {code})"
 
 
 @pytest.mark.parametrize(

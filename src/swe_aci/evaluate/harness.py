@@ -190,29 +190,35 @@ def _apply_and_test(
     report.tests_status = grade(
         parser, statuses, task.FAIL_TO_PASS, task.PASS_TO_PASS, report.grading
     )
-    report.outcome = "resolved" if report.tests_status.resolved else "unresolved"
-    if report.outcome != "resolved":
-        return report, test_log
-    report.outcome = "unresolved"
     if reported is None:
+        report.outcome = "unresolved"
         report.message = "pytest's session did not end (the log has no end-of-session mark)"
-    elif not _exit_agrees(result.exit_code, statuses):
-        report.message = f"the tests exited with code {result.exit_code} and no test failed"
-    elif report.strict and report.integrity.is_flagged:
+        return report, test_log
+    broken = broken_run(result.exit_code, statuses)
+    if broken is not None:
+        report.outcome = "error"
+        report.message = broken
+        return report, test_log
+    report.outcome = "resolved" if report.tests_status.resolved else "unresolved"
+    if report.resolved and report.strict and report.integrity.is_flagged:
+        report.outcome = "unresolved"
         report.integrity.strict_unresolved = True
         paths = ", ".join(flag.path for flag in report.integrity.flagged)
         report.message = f"strict: the prediction changes files that can change the tests: {paths}"
-    else:
-        report.outcome = "resolved"
     return report, test_log
 
 
-def _exit_agrees(exit_code: int | None, statuses: StatusMap) -> bool:
-    """As SWE-bench: a failing exit status with no failing test in the log means the run broke
-    off (a crash, an interpreter error after the summary), so its results are not trusted."""
-    if exit_code in (None, 0) or not statuses:
-        return True
-    return any(status in (TestStatus.FAILED, TestStatus.ERROR) for status in statuses.values())
+def broken_run(exit_code: int | None, statuses: StatusMap) -> str | None:
+    """Why a test run's results cannot be graded, or None. As SWE-bench 5: a run that reports no
+    test ran nothing (a broken command, a collection that found nothing), and a failing exit
+    status with no failing test in the log means the run broke off (a crash, an interpreter error
+    after the summary) or the log is not the run's."""
+    if not statuses:
+        return f"the test command ran no test (exit code {exit_code})"
+    failed = any(status in (TestStatus.FAILED, TestStatus.ERROR) for status in statuses.values())
+    if exit_code not in (None, 0) and not failed:
+        return f"the tests exited with code {exit_code} and no test failed"
+    return None
 
 
 def _apply(env: Environment, path: str, patch: str) -> str | None:
