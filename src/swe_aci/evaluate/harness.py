@@ -27,7 +27,13 @@ from swe_aci.env.base import Environment, SandboxError
 from swe_aci.env.config import EnvConfig
 from swe_aci.env.diff import patch_paths
 from swe_aci.env.factory import make_environment
-from swe_aci.evaluate.grading import GradingMode, grade, parse_for
+from swe_aci.evaluate.grading import (
+    GradingMode,
+    SwebenchParseError,
+    SwebenchRow,
+    grade,
+    parse_for,
+)
 from swe_aci.evaluate.integrity import integrity_of
 from swe_aci.evaluate.parsers import PARSERS, StatusMap, TestStatus
 from swe_aci.evaluate.report import (
@@ -112,7 +118,7 @@ def evaluate_instance(
             report, test_log = _evaluate_in(environment, task, patch, timeout, report, timings)
         finally:
             environment.close()
-    except (InstanceError, RecipeError, SandboxError, OSError) as exc:
+    except (InstanceError, RecipeError, SandboxError, SwebenchParseError, OSError) as exc:
         report.message = " ".join(str(exc).split()) or type(exc).__name__
     except Exception as exc:  # a harness bug must not stop the other instances
         logger.exception("evaluating %s failed", task.instance_id)
@@ -186,7 +192,8 @@ def _apply_and_test(
         report.message = f"the tests ran past the {timeout:g} s timeout"
         return report, test_log
     reported = session_log(test_log, guard.mark)
-    statuses = parse_for(report.grading, parser, reported or "")
+    row = SwebenchRow(instance_id=task.instance_id, repo=task.repo)
+    statuses = parse_for(report.grading, parser, reported or "", row)
     report.tests_status = grade(
         parser, statuses, task.FAIL_TO_PASS, task.PASS_TO_PASS, report.grading
     )
