@@ -32,6 +32,7 @@ OUTCOME_STYLE = {
     "patch_failed": "magenta",
     "timeout": "red",
     "error": "bold red",
+    "empty_patch": "dim",
 }
 
 
@@ -71,6 +72,15 @@ def evaluate_command(
             "tests run (conftest.py, test config, files under test directories...)."
         ),
     ] = False,
+    runs: Annotated[
+        int,
+        typer.Option(
+            min=1,
+            max=20,
+            help="Evaluate each instance this many times, each in a fresh environment; an "
+            "instance whose FAIL_TO_PASS or PASS_TO_PASS results differ between runs is flaky.",
+        ),
+    ] = 1,
 ) -> None:
     """Run each instance's tests with its predicted patch applied; report % resolved."""
 
@@ -156,6 +166,7 @@ def evaluate_command(
                 on_done=done,
                 grading=grading,  # type: ignore[arg-type]  # checked above
                 strict=strict,
+                runs=runs,
             )
 
     guarded(body, interrupted="evaluated instances keep their reports: run again to go on")
@@ -230,6 +241,7 @@ def run_summary(
 
 
 def print_summary(report: dict[str, object], console: Console) -> None:
+    from rich.markup import escape
     from rich.table import Table
 
     def count(key: str) -> int:
@@ -258,11 +270,16 @@ def print_summary(report: dict[str, object], console: Console) -> None:
         ("error", count("error_instances")),
         ("not evaluated", count("incomplete_ids")),
     ]
+    if "flaky_ids" in report:
+        rows.append((f"flaky ({report['runs']} runs)", count("flaky_ids")))
     for name, value in rows:
         table.add_row(name, str(value))
     table.add_row("% resolved (all)", f"{percent(resolved, total)}")
     table.add_row("% resolved (submitted)", f"{percent(resolved, submitted)}")
     console.print(table)
+    flaky = report.get("flaky_ids")
+    if isinstance(flaky, list) and flaky:
+        console.print(f"[yellow]flaky:[/] {escape(', '.join(flaky))}")
 
 
 def percent(part: int, whole: int) -> str:

@@ -38,13 +38,15 @@ from swe_aci.evaluate.integrity import integrity_of
 from swe_aci.evaluate.parsers import PARSERS, StatusMap, TestStatus
 from swe_aci.evaluate.report import (
     InstanceReport,
+    instance_dir,
     load_instance,
     patch_digest,
     save_instance,
 )
+from swe_aci.evaluate.results_record import disagreement, recorded_statuses
 from swe_aci.evaluate.runner import install_guard, session_log
 from swe_aci.recipes import RecipeError, task_workspace
-from swe_aci.records import Prediction
+from swe_aci.records import Prediction, write_text_atomic
 from swe_aci.tasks import Task
 
 # Keep at most this much of a test log (its end: the summaries are there).
@@ -88,13 +90,79 @@ def evaluate_instance(
     log: Log | None = None,
     grading: GradingMode = "lenient",
     strict: bool = False,
+    runs: int = 1,
 ) -> InstanceReport:
     """Evaluate one prediction of `task` and save its outputs under `output_dir/<instance_id>/`.
 
     Never raises for a problem of the instance (no tests, environment not buildable, sandbox
     down): that is an `error` report, saved like the others, so a run goes on. `grading` names
     the rules (`grading.py`); `strict` grades a prediction with integrity flags unresolved.
+    `runs` > 1 evaluates it that many times, each in a fresh environment: the report is the
+    first run's, with every run's outcome and the FAIL_TO_PASS / PASS_TO_PASS tests whose result
+    differed between runs (`flaky_tests`); each further run's log is `test_output.run<k>.txt`.
     """
+    started = time.monotonic()
+    results = [
+        _evaluate_once(
+            task, patch, env_config, timeout, model_name, cache_dir, log, grading, strict
+        )
+        for _ in range(max(1, runs))
+    ]
+    report, test_log = results[0]
+    if runs > 1:
+        report.runs = runs
+        report.run_outcomes = [each.outcome for each, _ in results]
+        report.flaky_tests = flaky_tests([each for each, _ in results])
+    if report.empty_patch:
+        report.base_outcome = report.outcome
+        report.outcome = "empty_patch"
+        base = f"the tests at the base: {report.base_outcome}"
+        report.message = f"{base} ({report.message})" if report.message else base
+    report.timings["total"] = round(time.monotonic() - started, 3)
+    save_instance(output_dir, report, patch, test_log)
+    for number, (_, other_log) in enumerate(results[1:], 2):
+        write_text_atomic(
+            instance_dir(output_dir, task.instance_id) / run_log_name(number), other_log
+        )
+    return report
+
+
+def run_log_name(number: int) -> str:
+    return f"test_output.run{number}.txt"
+
+
+def flaky_tests(reports: list[InstanceReport]) -> list[str]:
+    """The FAIL_TO_PASS and PASS_TO_PASS tests whose result differs between the graded runs (a
+    run that graded nothing, e.g. one that timed out, counts each test as not passed)."""
+    graded = [report.tests_status for report in reports]
+    first = next((grade for grade in graded if grade is not None), None)
+    if first is None:
+        return []
+    tests = [
+        *first.FAIL_TO_PASS.success,
+        *first.FAIL_TO_PASS.failure,
+        *first.PASS_TO_PASS.success,
+        *first.PASS_TO_PASS.failure,
+    ]
+    passed = [
+        set() if grade is None else {*grade.FAIL_TO_PASS.success, *grade.PASS_TO_PASS.success}
+        for grade in graded
+    ]
+    return [test for test in dict.fromkeys(tests) if len({test in run for run in passed}) > 1]
+
+
+def _evaluate_once(
+    task: Task,
+    patch: str,
+    env_config: EnvConfig,
+    timeout: float,
+    model_name: str,
+    cache_dir: Path | None,
+    log: Log | None,
+    grading: GradingMode,
+    strict: bool,
+) -> tuple[InstanceReport, str]:
+    """One evaluation in a fresh environment: its report (unsaved) and test log."""
     started = time.monotonic()
     timings: dict[str, float] = {}
     report = InstanceReport(
@@ -125,8 +193,7 @@ def evaluate_instance(
         report.message = f"internal error: {type(exc).__name__}: {' '.join(str(exc).split())}"
     timings["total"] = round(time.monotonic() - started, 3)
     report.timings = timings
-    save_instance(output_dir, report, patch, test_log)
-    return report
+    return report, test_log
 
 
 def _start_environment(
@@ -151,7 +218,7 @@ def _evaluate_in(
     try:
         return _apply_and_test(env, task, patch, timeout, report, timings, work)
     finally:
-        env.run(f"rm -rf {work}", timeout=PATCH_TIMEOUT)
+        env.run(f"chmod u+rwx {work} 2>/dev/null; rm -rf {work}", timeout=PATCH_TIMEOUT)
 
 
 def _apply_and_test(
@@ -180,9 +247,13 @@ def _apply_and_test(
             if failure is not None:
                 raise InstanceError(f"the row's test_patch does not apply: {failure}")
     log_path = f"{work}/test_output.txt"
+    # the evaluation's directory cannot be listed while the tests run (pytest's record of the
+    # results has a random name in it); its files are reached by their paths
+    hide = f"chmod u=wx,go= {work} 2>/dev/null"
     with _timed(timings, "tests"):
         result = env.run(
-            f"cd {repo} && ( {guard.prefix}\n{task.environment.test_cmd}\n) > {log_path} 2>&1",
+            f"cd {repo} && {hide}; ( {guard.prefix}\n{task.environment.test_cmd}\n) "
+            f"> {log_path} 2>&1",
             timeout=timeout,
         )
     test_log = _read_log(env, log_path)
@@ -201,6 +272,11 @@ def _apply_and_test(
         report.outcome = "unresolved"
         report.message = "pytest's session did not end (the log has no end-of-session mark)"
         return report, test_log
+    if guard.results is not None:
+        record = recorded_statuses(_read_log(env, guard.results))
+        flag = disagreement(report.tests_status, record, task.FAIL_TO_PASS, task.PASS_TO_PASS)
+        if flag is not None:
+            report.integrity.flagged.append(flag)
     broken = broken_run(result.exit_code, statuses)
     if broken is not None:
         report.outcome = "error"
@@ -321,6 +397,7 @@ def evaluate_all(
     grading: GradingMode = "lenient",
     strict: bool = False,
     graded: dict[str, InstanceReport] | None = None,
+    runs: int = 1,
 ) -> dict[str, InstanceReport]:
     """Evaluate every task that has a prediction, `workers` at a time.
 
@@ -347,7 +424,7 @@ def evaluate_all(
             saved is not None
             and (saved is fresh or saved.completed)
             and saved.patch_sha256 == patch_digest(prediction.model_patch)
-            and (saved.grading, saved.strict) == (grading, strict)
+            and (saved.grading, saved.strict, saved.runs) == (grading, strict, runs)
         ):
             reports[task.instance_id] = saved
             if on_done is not None:
@@ -366,6 +443,7 @@ def evaluate_all(
             cache_dir=cache_dir,
             grading=grading,
             strict=strict,
+            runs=runs,
         )
 
     pool = ThreadPoolExecutor(max_workers=max(1, workers))
