@@ -31,6 +31,7 @@ class FakeRepository:
     private: bool = False
     push: bool = True  # whether the token's user may push
     default_branch: str = "main"
+    clone_url: str | None = None  # what the API says instead of the bare repository's URL
 
     @property
     def full_name(self) -> str:
@@ -44,7 +45,7 @@ class FakeRepository:
             "owner": {"login": self.owner, "type": "User"},
             "private": self.private,
             "html_url": f"https://github.com/{self.full_name}",
-            "clone_url": self.bare.as_uri(),
+            "clone_url": self.clone_url or self.bare.as_uri(),
             "default_branch": self.default_branch,
             "fork": False,
         }
@@ -73,6 +74,9 @@ class FakeGitHub:
     requests: list[Recorded] = field(default_factory=list)
     rate_limited: list[dict[str, str]] = field(default_factory=list)  # headers, one per answer
     remaining: int = 4999
+    bad_credentials: str = "Bad credentials"  # the message of a 401
+    comments_per_page_cap: int = 100  # GitHub's maximum `per_page`
+    next_page_origin: str | None = None  # where comment pages' next links point (default: here)
 
     def __post_init__(self) -> None:
         self.lock = threading.Lock()
@@ -101,10 +105,27 @@ class FakeGitHub:
 
     # the API
 
+    def comment_page(self, key: tuple[str, int], query: dict[str, list[str]]) -> tuple:
+        """One page of an issue's comments, with GitHub's `Link: <...>; rel="next"` header."""
+        per_page = min(int(query.get("per_page", ["30"])[0]), self.comments_per_page_cap)
+        page = int(query.get("page", ["1"])[0])
+        everything = self.comments[key]
+        start = (page - 1) * per_page
+        items = [
+            {"id": i, "body": text, "user": {"login": "someone"}}
+            for i, text in enumerate(everything[start : start + per_page], start + 1)
+        ]
+        headers = {}
+        if start + per_page < len(everything):
+            origin = self.next_page_origin or self.url
+            path = f"/repos/{key[0]}/issues/{key[1]}/comments"
+            headers["link"] = f'<{origin}{path}?per_page={per_page}&page={page + 1}>; rel="next"'
+        return 200, items, headers
+
     def answer(self, method: str, path: str, body: Any, auth: str | None) -> tuple[int, Any, dict]:
         authenticated = auth == f"Bearer {self.token}"
         if auth is not None and not authenticated:
-            return 401, {"message": "Bad credentials"}, {}
+            return 401, {"message": self.bad_credentials}, {}
         parts = [part for part in urlsplit(path).path.split("/") if part]
         query = parse_qs(urlsplit(path).query)
         if len(parts) < 3 or parts[0] != "repos":
@@ -121,14 +142,7 @@ class FakeGitHub:
             if key not in self.issues:
                 return 404, {"message": "Not Found"}, {}
             if rest[2:] == ["comments"]:
-                return (
-                    200,
-                    [
-                        {"id": i, "body": text, "user": {"login": "someone"}}
-                        for i, text in enumerate(self.comments[key], 1)
-                    ],
-                    {},
-                )
+                return self.comment_page(key, query)
             issue = self.issues[key]
             return (
                 200,

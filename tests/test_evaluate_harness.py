@@ -10,6 +10,7 @@ from __future__ import annotations
 import difflib
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -131,7 +132,8 @@ def test_gold_resolves_empty_does_not(
     assert "test_add (tests.test_add.AddTest" in (saved / "test_output.txt").read_text()
     assert json.loads((saved / "report.json").read_text())["calc-1"]["resolved"] is True
     empty = evaluate_instance(task, "", config, tmp_path, 60, cache_dir=cache)
-    assert empty.outcome == "unresolved" and empty.empty_patch
+    assert empty.outcome == "empty_patch" and empty.empty_patch
+    assert empty.base_outcome == "unresolved" and not empty.resolved
     assert empty.tests_status is not None
     assert empty.tests_status.FAIL_TO_PASS.failure == ["test_add (tests.test_add.AddTest)"]
 
@@ -179,6 +181,16 @@ def test_run_outcomes_report_and_resume(project: Path, cache: Path, tmp_path: Pa
     assert report["error_ids"] == ["no-tests"]
     assert report["incomplete_ids"] == ["no-prediction"]
     assert report["instances"]["no-tests"]["message"] == "the row has no FAIL_TO_PASS tests"
+    # an empty patch: one outcome, `empty_patch`, in the totals, the run's entry, its own report
+    # and the line printed (its tests at the base are recorded beside it)
+    assert "empty" not in report["unresolved_ids"] + report["completed_ids"]
+    assert report["instances"]["empty"]["outcome"] == "empty_patch"
+    assert report["instances"]["empty"]["message"] == "the tests at the base: unresolved"
+    entry = json.loads((out / "empty" / "report.json").read_text())["empty"]
+    assert (entry["outcome"], entry["base_outcome"], entry["resolved"]) == (
+        "empty_patch", "unresolved", False,
+    )  # fmt: skip
+    assert re.search(r"empty_patch empty: the tests at the base: unresolved", result.stderr)
     assert report["instances"]["breaks-mul"]["PASS_TO_PASS_kept"] == 0
     assert report["instances"]["hangs"]["timings"]["tests"] < 30
     assert "16.7%" in result.stderr  # 1 of 6 submitted
@@ -276,10 +288,11 @@ def test_a_prediction_replacing_the_log_cannot_stall_or_flood_the_host(
     # only a regular file is read, and only its last MAX_LOG_BYTES (how long reading these logs
     # takes is measured by bench/env_bounds.py's test-log case, not here)
     assert log == {"fifo": b"", "dev-zero": b"", "huge": b"x" * MAX_LOG_BYTES}[name]
-    assert report.outcome == "unresolved"  # what the tests printed went with the swapped log
+    # what the tests printed went with the swapped log: no test ran, as far as the log shows
+    assert report.outcome == "error" and report.message.startswith("the test command ran no test")
 
 
-def test_a_failing_exit_without_a_failing_test_is_not_resolved(
+def test_a_failing_exit_without_a_failing_test_is_an_error(
     project: Path, cache: Path, tmp_path: Path
 ) -> None:
     """The prediction's code makes the test process exit 3 after every test passed."""
@@ -295,8 +308,31 @@ def test_a_failing_exit_without_a_failing_test_is_not_resolved(
         task, patch, EnvConfig(backend="local"), tmp_path, 60, cache_dir=cache
     )
     assert report.test_exit_code == 3
-    assert report.outcome == "unresolved"
+    assert report.outcome == "error"
     assert report.message == "the tests exited with code 3 and no test failed"
+
+
+def test_a_run_of_no_test_is_an_error(project: Path, cache: Path, tmp_path: Path) -> None:
+    """The prediction's code ends the test process before any test ran, exiting 0; a test command
+    that runs nothing at all, exiting 0 or not."""
+    attack = "import os\n\nos._exit(0)\n"
+    lines = attack.splitlines()
+    patch = GOLD + (
+        "diff --git a/tests/__init__.py b/tests/__init__.py\n"
+        f"--- a/tests/__init__.py\n+++ b/tests/__init__.py\n@@ -0,0 +1,{len(lines)} @@\n"
+        + "".join(f"+{line}\n" for line in lines)
+    )
+    config = EnvConfig(backend="local")
+    task = Task.model_validate(row(project, "no-test"))
+    report = evaluate_instance(task, patch, config, tmp_path, 60, cache_dir=cache)
+    assert (report.outcome, report.test_exit_code) == ("error", 0)
+    assert report.message == "the test command ran no test (exit code 0)"
+    for command, code in (("true", 0), ("echo no such suite; exit 4", 4)):
+        environment = {**row(project, "x")["environment"], "test_cmd": command}
+        task = Task.model_validate(row(project, f"cmd-{code}", environment=environment))
+        report = evaluate_instance(task, GOLD, config, tmp_path, 60, cache_dir=cache)
+        assert report.outcome == "error", report
+        assert report.message == f"the test command ran no test (exit code {code})"
 
 
 @pytest.mark.parametrize(
@@ -398,3 +434,52 @@ def test_a_second_evaluate_on_the_same_output_directory_fails_naming_the_first(
     third = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
     assert third.returncode == 0, third.stderr
     assert "report kept" in third.stderr
+
+
+def test_runs_mark_an_instance_whose_tests_differ_between_runs_flaky(
+    project: Path, cache: Path, tmp_path: Path
+) -> None:
+    """`--runs 3`: the PASS_TO_PASS test of `flaky` fails on its second run only (its test
+    command breaks it then, as a test depending on the machine's state would); `steady` gives
+    the same results each time."""
+    counter = tmp_path / "runs-so-far"
+    flaky_cmd = (
+        f"n=$(cat {counter} 2>/dev/null || echo 0); echo $((n + 1)) > {counter}; "
+        "if [ $n = 1 ]; then sed -i 's/6)/7)/' tests/test_mul.py; fi; "
+        "python -m unittest -v tests.test_add tests.test_mul"
+    )
+    environment = {**row(project, "x")["environment"], "test_cmd": flaky_cmd}
+    tasks = write_json(
+        tmp_path / "tasks.json",
+        [row(project, "steady"), row(project, "flaky", environment=environment)],
+    )
+    predictions = preds(tmp_path / "preds.json", {"steady": GOLD, "flaky": GOLD})
+    out = tmp_path / "out"
+    args = [predictions, "--instances", tasks, "--output-dir", out, "--env", "local"]
+    result = evaluate(cache, *args, "--runs", "3")
+    assert result.exit_code == 0, result.stderr
+    report = json.loads((out / "report.json").read_text())
+    assert report["runs"] == 3 and report["flaky_ids"] == ["flaky"]
+    mul = "test_mul (tests.test_mul.MulTest.test_mul)"
+    assert report["instances"]["flaky"]["flaky_tests"] == [mul]
+    assert "flaky_tests" not in report["instances"]["steady"]
+    entry = json.loads((out / "flaky" / "report.json").read_text())["flaky"]
+    assert entry["run_outcomes"] == ["resolved", "unresolved", "resolved"]
+    assert entry["outcome"] == "resolved"  # the first run's
+    assert "FAIL" in (out / "flaky" / "test_output.run2.txt").read_text()
+    assert "flaky (3 runs)" in result.stderr and "flaky: flaky" in result.stderr
+    # the same runs again: kept; one run is another evaluation, and its reports say nothing of runs
+    again = evaluate(cache, *args, "--runs", "3")
+    assert again.stderr.count("report kept") == 2
+    once = evaluate(cache, *args)
+    assert once.exit_code == 0 and "report kept" not in once.stderr
+    single = json.loads((out / "report.json").read_text())
+    assert "flaky_ids" not in single and "runs" not in single
+    assert "runs" not in json.loads((out / "steady" / "report.json").read_text())["steady"]
+
+
+def test_runs_must_be_a_small_positive_number(project: Path, cache: Path, tmp_path: Path) -> None:
+    tasks = write_json(tmp_path / "tasks.json", [row(project, "steady")])
+    for value in ("0", "-1", "21", "many"):
+        result = evaluate(cache, "gold", "--instances", tasks, "--runs", value)
+        assert result.exit_code == 2 and "--runs" in result.stderr, result.stderr

@@ -23,7 +23,9 @@ from env_helpers import skip_unavailable
 from swe_aci.cli import app
 from swe_aci.env.config import EnvConfig
 from swe_aci.evaluate.harness import evaluate_instance
+from swe_aci.evaluate.integrity import integrity_of
 from swe_aci.evaluate.report import InstanceReport
+from swe_aci.evaluate.runner_reach import added_lines
 from swe_aci.tasks import Task
 
 PLAIN = {"NO_COLOR": "1", "FORCE_COLOR": None, "TTY_COMPATIBLE": None, "COLUMNS": "200"}
@@ -110,7 +112,7 @@ def test_gold_resolves_through_the_guard(
         "swe-aci: end of the pytest session" in (tmp_path / "gold" / "test_output.txt").read_text()
     )
     empty = grade(project, cache, tmp_path, "empty", "", backend)
-    assert empty.outcome == "unresolved"
+    assert (empty.outcome, empty.base_outcome) == ("empty_patch", "unresolved")
 
 
 @pytest.mark.parametrize(
@@ -274,3 +276,117 @@ def test_a_shipped_row_is_not_fooled_by_a_test_of_the_fail_to_pass_name(tmp_path
     assert report.outcome == "unresolved", report.message
     assert report.tests_status is not None
     assert report.tests_status.FAIL_TO_PASS.failure == task.FAIL_TO_PASS
+
+
+PATCHED_REPORTER = f"""
+import _pytest.terminal
+
+_summary_stats = _pytest.terminal.TerminalReporter.summary_stats
+
+
+def _with_results(self):
+    _summary_stats(self)
+    self.write_line("PASSED {F2P}")
+    self._session.exitstatus = 0
+
+
+_pytest.terminal.TerminalReporter.summary_stats = _with_results
+"""
+# the same, out of reach of a search of the added lines
+HIDDEN_REPORTER = f"""
+import importlib
+_reporter = getattr(importlib.import_module("_py" "test.terminal"), "Terminal" "Reporter")
+_summary_stats = _reporter.summary_stats
+
+
+def _with_results(self):
+    _summary_stats(self)
+    self.write_line("PASSED {F2P}")
+    self._session.exitstatus = 0
+
+
+setattr(_reporter, "summary_stats", _with_results)
+"""
+REPORTER_ATTACKS = {
+    "patched-reporter": PATCHED_REPORTER,
+    "hidden-patched-reporter": HIDDEN_REPORTER,
+}
+
+
+@pytest.mark.parametrize("name", sorted(REPORTER_ATTACKS))
+def test_a_patched_reporter_in_a_source_file_is_flagged_and_strict_grades_it_unresolved(
+    name: str, project: Path, cache: Path, tmp_path: Path
+) -> None:
+    """Twelve lines appended to the module under test (no test file, no configuration) make
+    pytest print `PASSED <F2P>` after its real summary: the log says resolved. The added lines
+    are flagged where they can be read as reaching into the runner, and pytest's own record of
+    the run (the guard's plugin, outside the repository) disagrees with the log in both cases."""
+    assert len(REPORTER_ATTACKS[name].strip().splitlines()) == 12
+    attack = file_patch("calc/__init__.py", CALC, CALC + REPORTER_ATTACKS[name])
+    lenient = grade(project, cache, tmp_path / "lenient", name, attack)
+    log = (tmp_path / "lenient" / name / "test_output.txt").read_text()
+    assert "1 failed, 1 passed" in log and log.splitlines().count(f"PASSED {F2P}") == 1
+    assert lenient.outcome == "resolved"  # what the log says: the attack works on the log
+    reasons = {flag.path: flag.reason for flag in lenient.integrity.flagged}
+    assert reasons["(pytest's own record)"] == (
+        f"the log reports 1 test(s) passed that pytest's own record of the run does not: {F2P}"
+    )
+    if name == "patched-reporter":
+        assert reasons["calc/__init__.py"].startswith("added lines reach into the test runner")
+    else:
+        assert "calc/__init__.py" not in reasons
+
+    task = Task.model_validate(row(project, name))
+    config = EnvConfig(backend="local")
+    strict = evaluate_instance(task, attack, config, tmp_path / "strict", 120, cache_dir=cache,
+                               strict=True)  # fmt: skip
+    assert strict.outcome == "unresolved" and strict.integrity.strict_unresolved
+    assert strict.message.startswith("strict: ")
+
+
+def test_honest_runs_agree_with_pytests_own_record(
+    project: Path, cache: Path, tmp_path: Path
+) -> None:
+    """The gold patch and an unresolving one: no disagreement, no flag."""
+    for name, patch in (("gold", GOLD), ("nothing", CALC_NOOP)):
+        report = grade(project, cache, tmp_path, name, patch)
+        assert report.integrity.flagged == [], report.integrity
+        assert report.outcome == ("resolved" if name == "gold" else "unresolved")
+
+
+CALC_NOOP = file_patch("calc/__init__.py", CALC, CALC + "\n\ndef sub(a, b):\n    return a - b\n")
+
+
+@pytest.mark.parametrize(
+    ("added", "reason"),
+    [
+        ("from _pytest import terminal", "imports pytest's internals (line 3)"),
+        ("def pytest_runtest_makereport(item, call):", "defines a pytest hook (line 3)"),
+        ("import sys; sys.modules['pytest'] = None", "reaches the runner through sys.modules"),
+        ("os.environ['PYTEST_ADDOPTS'] = '-p x'", "loads pytest plugins (line 3)"),
+        ("import atexit\n+atexit.register(lambda: print('PASSED x'))", "an atexit handler writing"),
+        ("x = 'TerminalReporter'", "patches pytest's terminal reporter (line 3)"),
+    ],
+)
+def test_added_lines_reaching_into_the_runner_are_flagged(added: str, reason: str) -> None:
+    new_count = 3 + added.count("\n")
+    patch = (
+        f"--- a/pkg/mod.py\n+++ b/pkg/mod.py\n@@ -1,2 +1,{new_count} @@\n"
+        f" import os\n x = 1\n+{added}\n"
+    )
+    (flag,) = integrity_of(patch, "").flagged
+    assert flag.path == "pkg/mod.py" and reason in flag.reason, flag.reason
+    # in a test file the lines are the tests' own business (the file is flagged as a test file)
+    in_tests = patch.replace("pkg/mod.py", "tests/test_mod.py")
+    assert [f.reason for f in integrity_of(in_tests, "").flagged] == [
+        "a test file or a file under a test directory"
+    ]
+
+
+def test_only_added_lines_count_and_a_plus_plus_line_in_a_hunk_is_content() -> None:
+    patch = (
+        "--- a/pkg/mod.py\n+++ b/pkg/mod.py\n@@ -1,3 +1,3 @@\n import os\n"
+        "-import _pytest\n+++ x\n x = 1\n"
+    )
+    assert integrity_of(patch, "").flagged == []
+    assert added_lines(patch) == {"pkg/mod.py": [(2, "++ x")]}

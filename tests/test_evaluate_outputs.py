@@ -105,7 +105,9 @@ def test_run_report_schema_2_and_ours() -> None:
         "p": InstanceReport(instance_id="p", outcome="patch_failed"),
         "t": InstanceReport(instance_id="t", outcome="timeout"),
         "e": InstanceReport(instance_id="e", outcome="error", message="no daemon"),
-        "z": InstanceReport(instance_id="z", outcome="unresolved", empty_patch=True),
+        "z": InstanceReport(
+            instance_id="z", outcome="empty_patch", base_outcome="unresolved", empty_patch=True
+        ),
     }
     typed = run_report(
         ["r", "u", "p", "t", "e", "z", "n"], ["r", "u", "p", "t", "e", "z", "?"], ["z"], reports
@@ -132,6 +134,7 @@ def test_run_report_schema_2_and_ours() -> None:
     assert report["empty_patch_ids"] == ["z"]
     assert report["completed_instances"] == 4 and report["empty_patch_instances"] == 1
     assert report["empty_patch_outcomes"] == {"z": "unresolved"}  # graded all the same
+    assert report["instances"]["z"]["outcome"] == "empty_patch"
     assert report["patch_failed_ids"] == ["p"] and report["timeout_ids"] == ["t"]
     assert report["instances"]["e"]["message"] == "no daemon"
     assert report["instances"]["r"]["FAIL_TO_PASS_passed"] == 1

@@ -14,6 +14,8 @@ import pytest
 from swe_aci.evaluate.grading import (
     Grade,
     GradingMode,
+    SwebenchParseError,
+    SwebenchRow,
     grade,
     normalise_id,
     normalise_statuses,
@@ -167,11 +169,15 @@ LENIENT_RESOLVES = {
     "django-expected-failure",  # `expected failure` is XFAIL
     "sympy-last-test-of-a-file",  # `... ok [FAIL]` read, `s` is SKIPPED
     "sympy-colours",  # colour codes stripped
+    # a repository swebench does not know keeps `parse_log_pytest_options`, which cuts a path
+    # parameter to its last segment; the lenient rules cut the row's id too
+    "pytest-11143-gold-in-a-repository-swebench-does-not-know",
 }
 
 
 def graded(case: dict[str, Any], mode: GradingMode) -> Grade:
-    statuses = parse_for(mode, case["parser"], (LOGS / case["log"]).read_text())
+    row = SwebenchRow(instance_id=case["name"], repo=case.get("repo", ""))
+    statuses = parse_for(mode, case["parser"], (LOGS / case["log"]).read_text(), row)
     return grade(case["parser"], statuses, case["FAIL_TO_PASS"], case["PASS_TO_PASS"], mode)
 
 
@@ -179,18 +185,44 @@ def graded(case: dict[str, Any], mode: GradingMode) -> Grade:
 def test_swebench_grading_is_swebench_s_and_lenient_differs_where_documented(
     case: dict[str, Any],
 ) -> None:
-    """swebench 5.0.2's parsers and grading on real logs, recorded by
-    fixtures/logs/record_swebench_grading.py: `--grading swebench` gives the same lists and
-    verdict; the default gives the same verdict except where its lenient rules apply."""
+    """swebench 5.0.2's parsers and grading on real logs of several repositories (swebench picks
+    the parser by the repository), recorded by fixtures/logs/record_swebench_grading.py:
+    `--grading swebench` gives the same lists and verdict; the default gives the same verdict
+    except where its lenient rules apply (and has no parser of some languages yet)."""
     recorded = case["swebench"]
     strict = graded(case, "swebench")
     assert strict.model_dump(mode="json") == recorded["tests_status"]
     assert strict.resolved == (recorded["resolution"] == "RESOLVED_FULL")
+    if case["parser"] is None:
+        return
     lenient = graded(case, "lenient")
     if case["name"] in LENIENT_RESOLVES:
         assert lenient.resolved and not strict.resolved
     else:
         assert lenient.resolved == strict.resolved
+
+
+def test_the_gold_patch_of_pytest_11143_resolves_in_swebench_mode() -> None:
+    """Its PASS_TO_PASS holds `test_get_cache_dir[/tmp/pycs-/home/...]`: swebench grades
+    pytest-dev/pytest with `parse_log_pytest`, which keeps that id whole; the parser of other
+    pytest rows (`parse_log_pytest_options`) cuts it to `[/src]`, and the gold would fail."""
+    case = next(c for c in GRADING_CASES if c["name"] == "pytest-dev__pytest-11143-gold")
+    path_id = next(t for t in case["PASS_TO_PASS"] if "[/tmp/pycs-/home" in t)
+    log = (LOGS / case["log"]).read_text()
+    row = SwebenchRow(instance_id="pytest-dev__pytest-11143", repo="pytest-dev/pytest")
+    statuses = parse_for("swebench", "pytest", log, row)
+    verdict = grade("pytest", statuses, case["FAIL_TO_PASS"], case["PASS_TO_PASS"], "swebench")
+    assert verdict.resolved and path_id in verdict.PASS_TO_PASS.success
+    elsewhere = parse_for("swebench", "pytest", log, SwebenchRow(repo="example/other"))
+    other = grade("pytest", elsewhere, case["FAIL_TO_PASS"], case["PASS_TO_PASS"], "swebench")
+    assert other.PASS_TO_PASS.failure == [path_id]
+
+
+def test_a_swebench_parser_failing_is_one_line() -> None:
+    """swebench's immutable-js parser raises for an instance it does not know."""
+    row = SwebenchRow(instance_id="immutable-js__immutable-js-1", repo="immutable-js/immutable-js")
+    with pytest.raises(SwebenchParseError, match=r"^swebench.s parse_log_immutable_js failed"):
+        parse_for("swebench", "pytest", "", row)
 
 
 def test_swebench_mode_parsers_give_exactly_swebench_s_statuses() -> None:

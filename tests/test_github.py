@@ -319,3 +319,64 @@ def test_the_api_url_comes_from_the_environment(fake_github, upstream, work, mon
     result = CliRunner(env=PLAIN).invoke(app, arguments)
     assert result.exit_code == 3, result.stderr  # ran; NOTHING makes no patch
     assert fake_github.calls()[0] == "GET /repos/acme/hello/issues/7"
+
+
+def token_forms(token: str) -> dict[str, str]:
+    basic = f"x-access-token:{token}"
+    return {
+        "bearer": f"Bearer {token}",
+        "basic pair": basic,
+        "basic base64": "Basic " + base64.b64encode(basic.encode()).decode(),
+        "token base64": base64.b64encode(token.encode()).decode(),
+    }
+
+
+@pytest.mark.parametrize("form", ["bearer", "basic pair", "basic base64", "token base64"])
+def test_a_token_quoted_by_the_api_is_redacted(fake_github, upstream, work, monkeypatch, form):
+    """GitHub's 401 may quote the credentials it got; the error line shows none of their forms."""
+    token = "ghp_wrong_token_quoted_0123456789"
+    monkeypatch.setenv("GITHUB_TOKEN", token)
+    fake_github.bad_credentials = f"Bad credentials: {token_forms(token)[form]}"
+    result = cli(fake_github, "--issue", ISSUE_URL)
+    line = assert_one_line_error(result, "GitHub refused the token (401 Bad credentials: ")
+    for secret in token_forms(token).values():
+        assert secret.removeprefix("Bearer ").removeprefix("Basic ") not in line, line
+    assert token not in result.stdout + result.stderr
+
+
+def test_a_token_in_gits_error_is_redacted(fake_github, upstream, work, monkeypatch) -> None:
+    """A clone URL from the API that holds the token's forms: git's complaint quotes it."""
+    token = fake_github.token
+    monkeypatch.setenv("GITHUB_TOKEN", token)
+    forms = token_forms(token)
+    upstream.clone_url = (
+        f"file:///nonexistent/{token}/{forms['basic pair']}/{forms['basic base64'][6:]}"
+    )
+    result = cli(fake_github, "--issue", ISSUE_URL)
+    line = assert_one_line_error(result, "git clone failed", "/nonexistent/***/***/***")
+    assert token not in line and forms["basic base64"][6:] not in line
+
+
+def test_comment_pages_are_followed_on_the_apis_origin_only(
+    fake_github, upstream, work, tmp_path, monkeypatch
+) -> None:
+    monkeypatch.setenv("GITHUB_TOKEN", fake_github.token)
+    fake_github.comments_per_page_cap = 1
+    fake_github.comments[("acme/hello", 7)] = ["first comment", "second comment", "third comment"]
+    result = cli(fake_github, "--issue", ISSUE_URL, "--issue-comments")
+    assert result.exit_code == 0, result.stderr
+    trajectory = json.loads((work / "trajectories/acme__hello-7/acme__hello-7.traj").read_text())
+    for text in ("first comment", "second comment", "third comment"):
+        assert text in trajectory["problem_statement"]
+
+    # the same host on another port: a link there is not followed, the token never goes there
+    elsewhere = type(fake_github)(token="unused", root=tmp_path)
+    try:
+        fake_github.next_page_origin = elsewhere.url
+        again = cli(fake_github, "--issue", ISSUE_URL, "--issue-comments",
+                    "--instance-id", "again")  # fmt: skip
+        assert_one_line_error(again, "is on another origin", elsewhere.url.split("//")[1])
+        assert elsewhere.requests == []
+    finally:
+        elsewhere.httpd.shutdown()
+        elsewhere.httpd.server_close()

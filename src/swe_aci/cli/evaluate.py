@@ -33,6 +33,7 @@ OUTCOME_STYLE = {
     "patch_failed": "magenta",
     "timeout": "red",
     "error": "bold red",
+    "empty_patch": "dim",
 }
 
 
@@ -72,6 +73,15 @@ def evaluate_command(
             "tests run (conftest.py, test config, files under test directories...)."
         ),
     ] = False,
+    runs: Annotated[
+        int,
+        typer.Option(
+            min=1,
+            max=20,
+            help="Evaluate each instance this many times, each in a fresh environment; an "
+            "instance whose FAIL_TO_PASS or PASS_TO_PASS results differ between runs is flaky.",
+        ),
+    ] = 1,
 ) -> None:
     """Run each instance's tests with its predicted patch applied; report % resolved."""
 
@@ -155,6 +165,7 @@ def evaluate_command(
                 on_done=done,
                 grading=grading,  # type: ignore[arg-type]  # checked above
                 strict=strict,
+                runs=runs,
             ).report
 
     guarded(body, interrupted="evaluated instances keep their reports: run again to go on")
@@ -209,6 +220,7 @@ def outcome_line(report: InstanceReport, note: str) -> str:
 
 
 def print_summary(report: RunReport, console: Console) -> None:
+    from rich.markup import escape
     from rich.table import Table
 
     total, submitted = report.total_instances, report.submitted_instances
@@ -229,11 +241,15 @@ def print_summary(report: RunReport, console: Console) -> None:
         ("error", report.error_instances),
         ("not evaluated", len(report.incomplete_ids)),
     ]
+    if report.flaky_ids is not None:
+        rows.append((f"flaky ({report.runs} runs)", len(report.flaky_ids)))
     for name, value in rows:
         table.add_row(name, str(value))
     table.add_row("% resolved (all)", f"{percent(resolved, total)}")
     table.add_row("% resolved (submitted)", f"{percent(resolved, submitted)}")
     console.print(table)
+    if report.flaky_ids:
+        console.print(f"[yellow]flaky:[/] {escape(', '.join(report.flaky_ids))}")
 
 
 def percent(part: int, whole: int) -> str:

@@ -6,15 +6,21 @@ kept (PASSED, XFAIL or SKIPPED); a test missing from the log did neither. Two se
 - `lenient` (the default): our parsers (`parsers.py`, which find what swebench's find and more),
   ids compared after `normalise_id` on both sides;
 - `swebench`: the swebench package's own parsers (the optional extra `swe-aci[swebench]`, pinned
-  to 5.0.2, whose grading our fixtures record) and its id matching (the row's ids as they are, a
-  truncated parametrized id matched by prefix), so the number is comparable with the leaderboard.
+  to 5.0.2, whose grading our fixtures record), chosen as swebench chooses them: by the row's
+  repository (its `MAP_REPO_TO_PARSER_*` tables, every language it has), and for a repository it
+  does not know by our parser's name (`SWEBENCH_PARSERS`); and its id matching (the row's ids as
+  they are, a truncated parametrized id matched by prefix), so the number is comparable with the
+  leaderboard.
 """
 
 from __future__ import annotations
 
+import importlib
 import re
+from collections.abc import Callable
+from dataclasses import dataclass
 from types import ModuleType
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel
 
@@ -28,13 +34,25 @@ KEPT = PASSING | {TestStatus.SKIPPED}
 PYTEST_PARAMETRIZED = re.compile(r"(.*?)\[(.*)\]")
 # `test_x (module.Class.test_x)` (Python >= 3.11) is `test_x (module.Class)` (older Pythons)
 UNITTEST_LONG_NAME = re.compile(r"^(\w+) \(([\w.]+)\.\1\)$")
-# Our parser names -> the functions of `swebench.harness.log_parsers.python`. swebench has no
-# plain-unittest parser; its Django one reads unittest's verbose output, so `unittest` uses it.
+# Our parser names -> the functions of `swebench.harness.log_parsers.python`, for the rows of a
+# repository swebench does not know. swebench has no plain-unittest parser; its Django one reads
+# unittest's verbose output, so `unittest` uses it.
 SWEBENCH_PARSERS = {
     "pytest": "parse_log_pytest_options",
     "django": "parse_log_django",
     "unittest": "parse_log_django",
     "sympy": "parse_log_sympy",
+}
+# swebench's modules of log parsers, each with its table of repository -> parser.
+SWEBENCH_REPO_TABLES = {
+    "python": "MAP_REPO_TO_PARSER_PY",
+    "c": "MAP_REPO_TO_PARSER_C",
+    "go": "MAP_REPO_TO_PARSER_GO",
+    "java": "MAP_REPO_TO_PARSER_JAVA",
+    "javascript": "MAP_REPO_TO_PARSER_JS",
+    "php": "MAP_REPO_TO_PARSER_PHP",
+    "ruby": "MAP_REPO_TO_PARSER_RUBY",
+    "rust": "MAP_REPO_TO_PARSER_RUST",
 }
 SWEBENCH_MISSING = "--grading swebench needs the swebench package: pip install 'swe-aci[swebench]'"
 STATUS_NAMES = frozenset(status.value for status in TestStatus)
@@ -44,11 +62,26 @@ class SwebenchMissingError(RuntimeError):
     """The swebench package (or a module it needs) cannot be imported."""
 
 
-def swebench_log_parsers() -> ModuleType:
-    """swebench's `harness.log_parsers.python`, imported only when `--grading swebench` asks for
-    it: importing it loads swebench's whole harness (docker, datasets, modal; ~1,700 modules)."""
+@dataclass(frozen=True)
+class SwebenchRow:
+    """What swebench's parsers may read of a row (its `TestSpec`): some JavaScript and Ruby
+    parsers pick a runner by the instance id or the version."""
+
+    instance_id: str = ""
+    repo: str = ""
+    version: str = ""
+
+
+class SwebenchParseError(ValueError):
+    """swebench's parser failed on a log (one line)."""
+
+
+def swebench_module(language: str) -> ModuleType:
+    """swebench's `harness.log_parsers.<language>`, imported only when `--grading swebench` asks
+    for it: importing it loads swebench's whole harness (docker, datasets, modal; ~1,700
+    modules)."""
     try:
-        from swebench.harness.log_parsers import python
+        return importlib.import_module(f"swebench.harness.log_parsers.{language}")
     except ModuleNotFoundError as exc:
         if exc.name is None or exc.name.split(".")[0] == "swebench":
             raise SwebenchMissingError(SWEBENCH_MISSING) from exc
@@ -56,22 +89,54 @@ def swebench_log_parsers() -> ModuleType:
             f"--grading swebench: the swebench package cannot import {exc.name!r}: "
             "pip install 'swe-aci[swebench]'"
         ) from exc
-    return python
 
 
-def parse_swebench(parser: str, log: str) -> StatusMap:
-    """The statuses swebench's own parser of `parser` finds in `log`, as our TestStatus.
+def swebench_log_parsers() -> ModuleType:
+    """swebench's Python parsers (`harness.log_parsers.python`)."""
+    return swebench_module("python")
 
-    These three parsers ignore their `test_spec` argument. A status string that is none of ours
-    (swebench keeps e.g. `PASSEDx` from a line starting `PASSEDx`) is left out: swebench grades
-    it as neither passed nor kept, as we grade a missing test.
-    """
+
+def swebench_parser(repo: str, parser: str) -> Callable[[str, Any], dict[str, str]]:
+    """The function swebench grades a row of `repo` with: its repository tables' choice, else
+    the function our parser name maps to."""
+    for language, table in SWEBENCH_REPO_TABLES.items():
+        chosen = getattr(swebench_module(language), table).get(repo)
+        if chosen is not None:
+            return chosen
     if parser not in SWEBENCH_PARSERS:
         raise ValueError(
             f"unknown log parser {parser!r} (known: {', '.join(sorted(SWEBENCH_PARSERS))})"
         )
-    parse = getattr(swebench_log_parsers(), SWEBENCH_PARSERS[parser])
-    statuses: dict[str, str] = parse(log, None)
+    return getattr(swebench_log_parsers(), SWEBENCH_PARSERS[parser])
+
+
+def parse_swebench(parser: str, log: str, row: SwebenchRow | None = None) -> StatusMap:
+    """The statuses swebench's own parser for the row finds in `log`, as our TestStatus.
+
+    A status string that is none of ours (swebench keeps e.g. `PASSEDx` from a line starting
+    `PASSEDx`) is left out: swebench grades it as neither passed nor kept, as we grade a missing
+    test.
+    """
+    row = row or SwebenchRow()
+    parse = swebench_parser(row.repo, parser)
+    from swebench.types import TestSpec  # loaded with the parsers above
+
+    spec = TestSpec(
+        instance_id=row.instance_id,
+        image="",
+        eval_script_list=[],
+        repo=row.repo,
+        version=row.version,
+        FAIL_TO_PASS=[],
+        PASS_TO_PASS=[],
+    )
+    try:
+        statuses: dict[str, str] = parse(log, spec)
+    except Exception as exc:  # swebench's parser, on a log the tests wrote
+        raise SwebenchParseError(
+            f"swebench's {parse.__name__} failed on the log: {type(exc).__name__}: "
+            + " ".join(str(exc).split())[:200]
+        ) from None
     return {
         test_id: TestStatus(status)
         for test_id, status in statuses.items()
@@ -137,10 +202,12 @@ class Grade(BaseModel):
         return not self.FAIL_TO_PASS.failure and not self.PASS_TO_PASS.failure
 
 
-def parse_for(mode: GradingMode, parser: str, log: str) -> StatusMap:
-    """The statuses of `log` under the grading mode's parser."""
+def parse_for(
+    mode: GradingMode, parser: str, log: str, row: SwebenchRow | None = None
+) -> StatusMap:
+    """The statuses of `log` under the grading mode's parser (swebench's for `row`)."""
     if mode == "swebench":
-        return parse_swebench(parser, log)
+        return parse_swebench(parser, log, row)
     return parse_log(parser, log)
 
 

@@ -25,22 +25,30 @@ from swe_aci.env.base import Environment, SandboxError
 from swe_aci.env.config import EnvConfig
 from swe_aci.env.diff import patch_paths
 from swe_aci.env.factory import make_environment
-from swe_aci.env.logged import run_logged
+from swe_aci.env.logged import read_log, run_logged
 from swe_aci.env.patch import apply_patch
-from swe_aci.evaluate.grading import GradingMode, grade, parse_for
+from swe_aci.evaluate.grading import (
+    GradingMode,
+    SwebenchParseError,
+    SwebenchRow,
+    grade,
+    parse_for,
+)
 from swe_aci.evaluate.integrity import integrity_of
 from swe_aci.evaluate.parsers import PARSERS, StatusMap, TestStatus
 from swe_aci.evaluate.report import (
     InstanceReport,
+    instance_dir,
     load_instance,
     patch_digest,
     save_instance,
 )
+from swe_aci.evaluate.results_record import disagreement, recorded_statuses
 from swe_aci.evaluate.runner import install_guard, session_log
 from swe_aci.executors.base import Jobs
 from swe_aci.executors.threads import ThreadExecutor
 from swe_aci.recipes import RecipeError, task_workspace
-from swe_aci.records import Prediction
+from swe_aci.records import Prediction, write_text_atomic
 from swe_aci.tasks import Task
 
 # Seconds each patch command may take.
@@ -78,13 +86,79 @@ def evaluate_instance(
     log: Log | None = None,
     grading: GradingMode = "lenient",
     strict: bool = False,
+    runs: int = 1,
 ) -> InstanceReport:
     """Evaluate one prediction of `task` and save its outputs under `output_dir/<instance_id>/`.
 
     Never raises for a problem of the instance (no tests, environment not buildable, sandbox
     down): that is an `error` report, saved like the others, so a run goes on. `grading` names
     the rules (`grading.py`); `strict` grades a prediction with integrity flags unresolved.
+    `runs` > 1 evaluates it that many times, each in a fresh environment: the report is the
+    first run's, with every run's outcome and the FAIL_TO_PASS / PASS_TO_PASS tests whose result
+    differed between runs (`flaky_tests`); each further run's log is `test_output.run<k>.txt`.
     """
+    started = time.monotonic()
+    results = [
+        _evaluate_once(
+            task, patch, env_config, timeout, model_name, cache_dir, log, grading, strict
+        )
+        for _ in range(max(1, runs))
+    ]
+    report, test_log = results[0]
+    if runs > 1:
+        report.runs = runs
+        report.run_outcomes = [each.outcome for each, _ in results]
+        report.flaky_tests = flaky_tests([each for each, _ in results])
+    if report.empty_patch:
+        report.base_outcome = report.outcome
+        report.outcome = "empty_patch"
+        base = f"the tests at the base: {report.base_outcome}"
+        report.message = f"{base} ({report.message})" if report.message else base
+    report.timings["total"] = round(time.monotonic() - started, 3)
+    save_instance(output_dir, report, patch, test_log)
+    for number, (_, other_log) in enumerate(results[1:], 2):
+        write_text_atomic(
+            instance_dir(output_dir, task.instance_id) / run_log_name(number), other_log
+        )
+    return report
+
+
+def run_log_name(number: int) -> str:
+    return f"test_output.run{number}.txt"
+
+
+def flaky_tests(reports: list[InstanceReport]) -> list[str]:
+    """The FAIL_TO_PASS and PASS_TO_PASS tests whose result differs between the graded runs (a
+    run that graded nothing, e.g. one that timed out, counts each test as not passed)."""
+    graded = [report.tests_status for report in reports]
+    first = next((grade for grade in graded if grade is not None), None)
+    if first is None:
+        return []
+    tests = [
+        *first.FAIL_TO_PASS.success,
+        *first.FAIL_TO_PASS.failure,
+        *first.PASS_TO_PASS.success,
+        *first.PASS_TO_PASS.failure,
+    ]
+    passed = [
+        set() if grade is None else {*grade.FAIL_TO_PASS.success, *grade.PASS_TO_PASS.success}
+        for grade in graded
+    ]
+    return [test for test in dict.fromkeys(tests) if len({test in run for run in passed}) > 1]
+
+
+def _evaluate_once(
+    task: Task,
+    patch: str,
+    env_config: EnvConfig,
+    timeout: float,
+    model_name: str,
+    cache_dir: Path | None,
+    log: Log | None,
+    grading: GradingMode,
+    strict: bool,
+) -> tuple[InstanceReport, str]:
+    """One evaluation in a fresh environment: its report (unsaved) and test log."""
     started = time.monotonic()
     timings: dict[str, float] = {}
     report = InstanceReport(
@@ -108,15 +182,14 @@ def evaluate_instance(
             report, test_log = _evaluate_in(environment, task, patch, timeout, report, timings)
         finally:
             environment.close()
-    except (InstanceError, RecipeError, SandboxError, OSError) as exc:
+    except (InstanceError, RecipeError, SandboxError, SwebenchParseError, OSError) as exc:
         report.message = " ".join(str(exc).split()) or type(exc).__name__
     except Exception as exc:  # a harness bug must not stop the other instances
         logger.exception("evaluating %s failed", task.instance_id)
         report.message = f"internal error: {type(exc).__name__}: {' '.join(str(exc).split())}"
     timings["total"] = round(time.monotonic() - started, 3)
     report.timings = timings
-    save_instance(output_dir, report, patch, test_log)
-    return report
+    return report, test_log
 
 
 def _start_environment(
@@ -141,7 +214,7 @@ def _evaluate_in(
     try:
         return _apply_and_test(env, task, patch, timeout, report, timings, work)
     finally:
-        env.run(f"rm -rf {work}", timeout=PATCH_TIMEOUT)
+        env.run(f"chmod u+rwx {work} 2>/dev/null; rm -rf {work}", timeout=PATCH_TIMEOUT)
 
 
 def _apply_and_test(
@@ -169,9 +242,15 @@ def _apply_and_test(
             if not applied.applied:
                 raise InstanceError(f"the row's test_patch does not apply: {applied.complaint()}")
     log_path = f"{work}/test_output.txt"
+    # the evaluation's directory cannot be listed while the tests run (pytest's record of the
+    # results has a random name in it); its files are reached by their paths
+    hide = f"chmod u=wx,go= {work} 2>/dev/null"
     with _timed(timings, "tests"):
         result = run_logged(
-            env, f"{guard.prefix}\n{task.environment.test_cmd}", timeout=timeout, log_path=log_path
+            env,
+            f"{hide}; {guard.prefix}\n{task.environment.test_cmd}",
+            timeout=timeout,
+            log_path=log_path,
         )
     test_log = result.log
     report.test_exit_code = result.exit_code
@@ -180,33 +259,45 @@ def _apply_and_test(
         report.message = f"the tests ran past the {timeout:g} s timeout"
         return report, test_log
     reported = session_log(test_log, guard.mark)
-    statuses = parse_for(report.grading, parser, reported or "")
+    row = SwebenchRow(instance_id=task.instance_id, repo=task.repo)
+    statuses = parse_for(report.grading, parser, reported or "", row)
     report.tests_status = grade(
         parser, statuses, task.FAIL_TO_PASS, task.PASS_TO_PASS, report.grading
     )
-    report.outcome = "resolved" if report.tests_status.resolved else "unresolved"
-    if report.outcome != "resolved":
-        return report, test_log
-    report.outcome = "unresolved"
     if reported is None:
+        report.outcome = "unresolved"
         report.message = "pytest's session did not end (the log has no end-of-session mark)"
-    elif not _exit_agrees(result.exit_code, statuses):
-        report.message = f"the tests exited with code {result.exit_code} and no test failed"
-    elif report.strict and report.integrity.is_flagged:
+        return report, test_log
+    if guard.results is not None:
+        record = recorded_statuses(read_log(env, guard.results))
+        flag = disagreement(report.tests_status, record, task.FAIL_TO_PASS, task.PASS_TO_PASS)
+        if flag is not None:
+            report.integrity.flagged.append(flag)
+    broken = broken_run(result.exit_code, statuses)
+    if broken is not None:
+        report.outcome = "error"
+        report.message = broken
+        return report, test_log
+    report.outcome = "resolved" if report.tests_status.resolved else "unresolved"
+    if report.resolved and report.strict and report.integrity.is_flagged:
+        report.outcome = "unresolved"
         report.integrity.strict_unresolved = True
         paths = ", ".join(flag.path for flag in report.integrity.flagged)
         report.message = f"strict: the prediction changes files that can change the tests: {paths}"
-    else:
-        report.outcome = "resolved"
     return report, test_log
 
 
-def _exit_agrees(exit_code: int | None, statuses: StatusMap) -> bool:
-    """As SWE-bench: a failing exit status with no failing test in the log means the run broke
-    off (a crash, an interpreter error after the summary), so its results are not trusted."""
-    if exit_code in (None, 0) or not statuses:
-        return True
-    return any(status in (TestStatus.FAILED, TestStatus.ERROR) for status in statuses.values())
+def broken_run(exit_code: int | None, statuses: StatusMap) -> str | None:
+    """Why a test run's results cannot be graded, or None. As SWE-bench 5: a run that reports no
+    test ran nothing (a broken command, a collection that found nothing), and a failing exit
+    status with no failing test in the log means the run broke off (a crash, an interpreter error
+    after the summary) or the log is not the run's."""
+    if not statuses:
+        return f"the test command ran no test (exit code {exit_code})"
+    failed = any(status in (TestStatus.FAILED, TestStatus.ERROR) for status in statuses.values())
+    if exit_code not in (None, 0) and not failed:
+        return f"the tests exited with code {exit_code} and no test failed"
+    return None
 
 
 def _restore_test_files(env: Environment, test_patch: str) -> None:
@@ -251,6 +342,7 @@ def evaluate_all(
     grading: GradingMode = "lenient",
     strict: bool = False,
     graded: dict[str, InstanceReport] | None = None,
+    runs: int = 1,
 ) -> dict[str, InstanceReport]:
     """Evaluate every task that has a prediction, `workers` at a time.
 
@@ -277,7 +369,7 @@ def evaluate_all(
             saved is not None
             and (saved is fresh or saved.completed)
             and saved.patch_sha256 == patch_digest(prediction.model_patch)
-            and (saved.grading, saved.strict) == (grading, strict)
+            and (saved.grading, saved.strict, saved.runs) == (grading, strict, runs)
         ):
             reports[task.instance_id] = saved
             if on_done is not None:
@@ -296,6 +388,7 @@ def evaluate_all(
             cache_dir=cache_dir,
             grading=grading,
             strict=strict,
+            runs=runs,
         )
 
     todo = list(reversed(pending))

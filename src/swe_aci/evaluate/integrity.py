@@ -3,7 +3,9 @@
 The harness resets the test patch's files and runs pytest through its guard (see `runner.py`),
 but a prediction can still ship a `conftest.py` that marks every test passed, a test
 configuration that loads a plugin or deselects tests, or a module an interpreter loads at start.
-Such a prediction is not rejected (a real fix may touch `setup.cfg`), it is flagged: every
+So can added lines of any other file that reach into the runner (`runner_reach.py`), and the
+tests' own report can disagree with what pytest recorded (`results_record.py`). Such a prediction
+is not rejected (a real fix may touch `setup.cfg`), it is flagged: every
 instance's report lists these files, the run's report counts the resolved instances that have any,
 and `--strict` grades them unresolved.
 """
@@ -15,6 +17,7 @@ from pathlib import PurePosixPath
 from pydantic import BaseModel
 
 from swe_aci.env.diff import patch_paths
+from swe_aci.evaluate.runner_reach import runner_reaches
 
 TEST_CONFIG_FILES = frozenset({"pytest.ini", "tox.ini", "setup.cfg", "pyproject.toml"})
 STARTUP_MODULES = frozenset({"sitecustomize.py", "usercustomize.py"})
@@ -48,6 +51,9 @@ def integrity_of(prediction: str, test_patch: str) -> Integrity:
         reason = _reason(path, test_files)
         if reason is not None:
             flagged.append(IntegrityFlag(path=path, reason=reason))
+    already = {flag.path for flag in flagged}
+    for reach in runner_reaches(prediction, skip=already.__contains__):
+        flagged.append(IntegrityFlag(path=reach.path, reason=reach.reason))
     return Integrity(flagged=flagged)
 
 

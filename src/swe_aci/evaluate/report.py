@@ -20,7 +20,15 @@ from swe_aci.evaluate.grading import Grade, GradingMode
 from swe_aci.evaluate.integrity import Integrity
 from swe_aci.records import REPORT_FILE, write_json_atomic, write_text_atomic
 
-Outcome = Literal["resolved", "unresolved", "patch_failed", "timeout", "error"]
+Outcome = Literal["resolved", "unresolved", "patch_failed", "timeout", "error", "empty_patch"]
+# Our keys of a report written only when they differ from these defaults (older reports lack
+# them): the outcome of an empty patch's tests, and what several runs (`--runs`) gave.
+OPTIONAL_DEFAULTS: dict[str, Any] = {
+    "base_outcome": None,
+    "runs": 1,
+    "run_outcomes": [],
+    "flaky_tests": [],
+}
 PATCH_FILE = "patch.diff"
 TEST_LOG_FILE = "test_output.txt"
 
@@ -30,7 +38,9 @@ class InstanceReport(BaseModel):
 
     `error` is the harness's failure (environment not built, test patch not applying, no tests to
     run), never the prediction's: a patch that does not apply is `patch_failed`, a test run stopped
-    at the timeout `timeout`; both are completed and unresolved.
+    at the timeout `timeout`; both are completed and unresolved. An empty prediction is
+    `empty_patch`, as the run's totals count it (SWE-bench's meaning); its tests are run all the
+    same, and what they gave at the base is `base_outcome`.
     """
 
     instance_id: str
@@ -45,14 +55,23 @@ class InstanceReport(BaseModel):
     grading: GradingMode = "lenient"
     strict: bool = False
     integrity: Integrity = Integrity()
+    base_outcome: Outcome | None = None
+    runs: int = 1
+    run_outcomes: list[Outcome] = []
+    flaky_tests: list[str] = []
 
     @property
     def resolved(self) -> bool:
         return self.outcome == "resolved"
 
     @property
+    def flaky(self) -> bool:
+        """Several runs disagreed: on a graded test, or on the outcome."""
+        return bool(self.flaky_tests) or len(set(self.run_outcomes)) > 1
+
+    @property
     def completed(self) -> bool:
-        return self.outcome != "error"
+        return (self.base_outcome or self.outcome) != "error"
 
     def counts(self) -> dict[str, int]:
         grade = self.tests_status
@@ -67,11 +86,13 @@ class InstanceReport(BaseModel):
 
     def to_json(self) -> dict[str, Any]:
         """SWE-bench's per-instance report, with ours inside."""
-        ours = self.model_dump(mode="json", exclude={"tests_status"})
+        unset = {key for key, default in OPTIONAL_DEFAULTS.items() if getattr(self, key) == default}
+        ours = self.model_dump(mode="json", exclude={"tests_status", *unset})
+        applied = (self.base_outcome or self.outcome) in ("resolved", "unresolved", "timeout")
         swebench: dict[str, Any] = {
             "patch_is_None": False,
             "patch_exists": not self.empty_patch,
-            "patch_successfully_applied": self.outcome in ("resolved", "unresolved", "timeout"),
+            "patch_successfully_applied": applied,
             "resolved": self.resolved,
         }
         if self.tests_status is not None:
@@ -145,9 +166,13 @@ class RunReport(BaseModel):
     strict_unresolved_ids: list[str]
     empty_patch_outcomes: dict[str, Outcome]
     instances: dict[str, dict[str, Any]]
+    # with `--runs N` above 1 only (absent otherwise, so one run's report is as it always was)
+    runs: int | None = None
+    flaky_ids: list[str] | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return self.model_dump(mode="json")
+        optional = {key for key in ("runs", "flaky_ids") if getattr(self, key) is None}
+        return self.model_dump(mode="json", exclude=optional)
 
 
 def run_report(
@@ -162,8 +187,8 @@ def run_report(
     """The run's report.json: SWE-bench's schema-2 keys with SWE-bench's meaning, then ours.
 
     As in SWE-bench, an empty prediction is in `empty_patch_ids` only: not completed, resolved or
-    unresolved. We grade it all the same (its tests must fail at the base); that outcome is under
-    our own key, `empty_patch_outcomes`. `integrity_flagged_ids`
+    unresolved (its own outcome is `empty_patch`). We grade it all the same (its tests must fail at
+    the base); what that gave is under our own key, `empty_patch_outcomes`. `integrity_flagged_ids`
     are the instances whose prediction changes files that can change how the tests run (see
     `integrity.py`); `resolved_with_integrity_flags` counts the resolved ones among them (none with
     `strict`, which grades them unresolved: `strict_unresolved_ids`).
@@ -207,7 +232,9 @@ def run_report(
             "strict_unresolved_ids": sorted(
                 i for i, report in reports.items() if report.integrity.strict_unresolved
             ),
-            "empty_patch_outcomes": {i: reports[i].outcome for i in empty if i in reports},
+            "empty_patch_outcomes": {
+                i: reports[i].base_outcome or reports[i].outcome for i in empty if i in reports
+            },
             "instances": {
                 instance_id: {
                     "outcome": report.outcome,
@@ -215,8 +242,18 @@ def run_report(
                     **report.counts(),
                     "timings": report.timings,
                     "integrity_flags": len(report.integrity.flagged),
+                    **({"flaky_tests": report.flaky_tests} if report.flaky else {}),
                 }
                 for instance_id, report in sorted(reports.items())
             },
+            **_runs_keys(reports),
         }
     )
+
+
+def _runs_keys(reports: dict[str, InstanceReport]) -> dict[str, Any]:
+    """`runs` and `flaky_ids` (the instances whose runs disagreed), when `--runs` was above 1."""
+    runs = max((report.runs for report in reports.values()), default=1)
+    if runs == 1:
+        return {}
+    return {"runs": runs, "flaky_ids": sorted(i for i, r in reports.items() if r.flaky)}

@@ -38,11 +38,13 @@ def grade_run(
     grading: GradingMode = "lenient",
     strict: bool = False,
     graded: dict[str, InstanceReport] | None = None,
+    runs: int = 1,
 ) -> RunGrading:
     """Grade the `predictions` of `tasks` into `directory` (per-instance directories, as
     `evaluate_all` writes them) and write the run's `report.json` there, over every task (those
     without a prediction are not evaluated). `graded`: reports the caller already holds (a
-    batch's workers'), taken as they are."""
+    batch's workers'), taken as they are; `runs`: each instance graded that many times, its flaky
+    tests marked."""
     tasks = list(tasks)
     reports = evaluate_all(
         tasks,
@@ -55,6 +57,7 @@ def grade_run(
         cache_dir=cache_dir,
         on_done=on_done,
         grading=grading,
+        runs=runs,
         strict=strict,
         graded=graded,
     )

@@ -7,7 +7,9 @@ test runner's modules from the interpreter's installation only, never from the r
 its docstring). For pytest rows a plugin of the guard prints a secret mark once pytest's session
 has ended; the log is read up to the last mark, so what is printed after pytest's summary (an
 `atexit` handler that prints `PASSED ...` lines and calls `os._exit(0)`) is not a result, and a
-log without the mark (the session never ended) cannot be graded resolved.
+log without the mark (the session never ended) cannot be graded resolved. The same plugin records
+each test's result as pytest reported it in a file at a random path in the evaluation's directory,
+which the tests cannot list (`results_record.py` compares it with the log).
 """
 
 from __future__ import annotations
@@ -24,15 +26,18 @@ GUARD_SOURCE = Path(__file__).parent / "runner_guard"
 GUARD_FILES = ("sitecustomize.py", "swe_aci_session_end.py")
 SESSION_END_PLUGIN = "swe_aci_session_end"
 MARK_FILE = "session_mark"
+RESULTS_FILE = "session_results"
 PROBE_TIMEOUT = 30.0
 
 
 @dataclass(frozen=True)
 class GuardedRun:
-    """The shell prefix that activates the guard, and the mark the log is cut at (pytest rows)."""
+    """The shell prefix that activates the guard, the mark the log is cut at and the path of
+    pytest's own record of the results (pytest rows)."""
 
     prefix: str
     mark: str | None
+    results: str | None = None
 
 
 def install_guard(env: Environment, work: str, log_parser: str) -> GuardedRun:
@@ -43,15 +48,17 @@ def install_guard(env: Environment, work: str, log_parser: str) -> GuardedRun:
     for name in GUARD_FILES:
         env.write_file(f"{directory}/{name}", (GUARD_SOURCE / name).read_bytes())
     variables = {"PYTHONPATH": _prepended(directory, "PYTHONPATH", ":")}
-    mark = None
+    mark = results = None
     if log_parser == "pytest":
         mark = f"=== swe-aci: end of the pytest session {secrets.token_hex(16)} ==="
         env.write_file(f"{directory}/{MARK_FILE}", mark.encode("ascii"))
+        results = f"{work}/results-{secrets.token_hex(16)}.jsonl"
+        env.write_file(f"{directory}/{RESULTS_FILE}", results.encode("ascii"))
         guarded = sorted(RUNNER_MODULES - _base_modules(env))
         variables["SWE_ACI_RUNNER_MODULES"] = shlex.quote(",".join(guarded))
         variables["PYTEST_PLUGINS"] = _prepended(SESSION_END_PLUGIN, "PYTEST_PLUGINS", ",")
     exports = " ".join(f"{name}={value}" for name, value in variables.items())
-    return GuardedRun(prefix=f"export {exports}", mark=mark)
+    return GuardedRun(prefix=f"export {exports}", mark=mark, results=results)
 
 
 def session_log(log: str, mark: str | None) -> str | None:

@@ -12,6 +12,7 @@ from typing import Any
 import httpx
 
 from swe_aci.github.config import GitHubConfig
+from swe_aci.github.redaction import Redactor
 from swe_aci.retry import retrying
 
 API_VERSION = "2022-11-28"
@@ -53,6 +54,7 @@ class GitHubClient:
             headers["Authorization"] = f"Bearer {token}"
         self.api_url = api_url.rstrip("/")
         self.has_token = bool(token)
+        self.redact = Redactor(token)
         self.config = config
         self.sleep = sleep
         self.http = httpx.Client(
@@ -75,7 +77,10 @@ class GitHubClient:
         return self.request("POST", path, what, json=body).json()
 
     def get_pages(self, path: str, what: str, max_pages: int) -> list[Any]:
-        """A list endpoint's items, following `Link: rel="next"` for at most `max_pages` pages."""
+        """A list endpoint's items, following `Link: rel="next"` for at most `max_pages` pages.
+
+        A next link is followed only on the API's own scheme, host and port: the token goes with
+        every request, and a reply must not send it to another origin."""
         items: list[Any] = []
         url: str | None = path
         params: dict[str, Any] | None = {"per_page": 100}
@@ -85,8 +90,24 @@ class GitHubClient:
             response = self.request("GET", url, what, params=params)
             items.extend(response.json())
             url = response.links.get("next", {}).get("url")
+            if url is not None and not self.same_origin(url):
+                raise GitHubError(
+                    self.redact(
+                        f"GitHub's next page of {what} is on another origin "
+                        f"({origin_text(url)}, not {origin_text(self.api_url)}): "
+                        "not followed"
+                    )
+                )
             params = None  # the next link carries them
         return items
+
+    def same_origin(self, url: str) -> bool:
+        """Whether `url` (absolute, or relative to the API) is on the API's scheme, host and port."""
+        try:
+            target = self.http.base_url.join(url)
+        except httpx.InvalidURL:
+            return False
+        return origin_of(target) == origin_of(self.http.base_url)
 
     def request(self, method: str, path: str, what: str, **kwargs: Any) -> httpx.Response:
         """The response of a successful request; rate limits and 5xx are retried, at most
@@ -109,7 +130,9 @@ class GitHubClient:
             return retrying(send, wait, attempts=self.config.retries + 1, sleep=self.sleep)
         except httpx.HTTPError as exc:
             raise GitHubError(
-                f"cannot reach the GitHub API at {self.api_url} ({what}): {type(exc).__name__}"
+                self.redact(
+                    f"cannot reach the GitHub API at {self.api_url} ({what}): {type(exc).__name__}"
+                )
             ) from None
         except _Refused as refused:
             raise self._error(refused.response, what) from None
@@ -124,6 +147,10 @@ class GitHubClient:
         return limited
 
     def _error(self, response: httpx.Response, what: str) -> GitHubError:
+        error = self._unredacted_error(response, what)
+        return type(error)(self.redact(str(error)))
+
+    def _unredacted_error(self, response: httpx.Response, what: str) -> GitHubError:
         status = response.status_code
         message = api_message(response)
         if rate_limit_wait(response) is not None:
@@ -134,6 +161,20 @@ class GitHubClient:
         if status == 401:
             return GitHubError(f"GitHub refused the token (401 {message}) for {what}")
         return GitHubError(f"GitHub answered {status} for {what}: {message}")
+
+
+def origin_of(url: httpx.URL) -> tuple[str, str, int | None]:
+    """(scheme, host, port) with the scheme's default port filled in."""
+    default = {"http": 80, "https": 443}.get(url.scheme)
+    return (url.scheme, url.host, url.port or default)
+
+
+def origin_text(url: str) -> str:
+    try:
+        scheme, host, port = origin_of(httpx.URL(url))
+    except httpx.InvalidURL:
+        return "an invalid URL"
+    return f"{scheme}://{host}:{port}"
 
 
 def rate_limit_wait(response: httpx.Response) -> float | None:

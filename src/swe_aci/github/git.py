@@ -13,6 +13,7 @@ from pathlib import Path
 
 from swe_aci.env.repo import GIT_IDENTITY
 from swe_aci.github.client import GitHubError
+from swe_aci.github.redaction import Redactor
 
 GIT_TIMEOUT = 600.0  # seconds a clone or push may take
 
@@ -45,13 +46,13 @@ def git_environment(token: str | None, home: Path) -> dict[str, str]:
 
 
 class Git:
-    """git with that environment; failures are GitHubErrors with git's last line (a message that
-    could hold the token is never shown: git does not print headers)."""
+    """git with that environment; failures are GitHubErrors with git's last line, the token's
+    every form (`redaction.py`) taken out of it."""
 
     def __init__(self, token: str | None) -> None:
         self._home = tempfile.TemporaryDirectory(prefix="swe-aci-git-home-")
         self.env = git_environment(token, Path(self._home.name))
-        self._secrets = [token, self.env.get("GIT_CONFIG_VALUE_0")] if token else []
+        self.redact = Redactor(token)
 
     def close(self) -> None:
         self._home.cleanup()
@@ -72,14 +73,16 @@ class Git:
             raise GitHubError(f"git {args[0]} took more than {GIT_TIMEOUT:.0f} s") from None
         if result.returncode != 0:
             lines = (result.stderr or result.stdout).strip().splitlines()
-            raise GitHubError(f"git {args[0]} failed: {self._redacted(lines[-1] if lines else '')}")
+            raise GitHubError(self.redact(f"git {args[0]} failed: {complaint(lines)}"))
         return result.stdout
 
-    def _redacted(self, text: str) -> str:
-        for secret in self._secrets:
-            if secret:
-                text = text.replace(secret, "***")
-        return text or "unknown error"
+
+def complaint(lines: list[str]) -> str:
+    """git's own statement of the failure: its first `fatal:`/`error:` line, else its last."""
+    for line in lines:
+        if line.startswith(("fatal: ", "error: ")):
+            return line
+    return lines[-1] if lines else "unknown error"
 
 
 def clone(git: Git, url: str, destination: Path) -> None:

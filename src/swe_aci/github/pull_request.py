@@ -99,7 +99,9 @@ def push_target(
         except GitHubNotFound:
             if time.monotonic() > deadline:
                 raise GitHubError(
-                    f"the fork {fork['full_name']} did not appear within {fork_wait:.0f} s"
+                    client.redact(
+                        f"the fork {fork['full_name']} did not appear within {fork_wait:.0f} s"
+                    )
                 ) from None
             client.sleep(2.0)
 

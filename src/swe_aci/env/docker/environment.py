@@ -72,6 +72,18 @@ OWNER_HOST_LABEL = "swe-aci.owner-host"
 # does not own, as test suites and pip do (a repository in the image owned by another user,
 # chown/chmod in temporary directories). No mount, ptrace, raw sockets, setuid/setgid...
 CONTAINER_CAPABILITIES = ("CHOWN", "DAC_OVERRIDE", "FOWNER")
+# What the agent must not see of an image's repository (as SWE-bench since 4.1): every ref but
+# the detached HEAD at the base (branches, tags, remotes, stash), the reflogs, and the objects
+# only they reach, the fix's commit among them. Only run when there is something to strip.
+STRIP_HISTORY = (
+    'if [ -n "$(git for-each-ref --count=1)" ] || '
+    '[ -n "$(git rev-list -n 1 --all --reflog --not "$sha")" ]; then\n'
+    "  git for-each-ref --format='delete %(refname)' | git update-ref --stdin || exit 6\n"
+    "  rm -f .git/ORIG_HEAD .git/FETCH_HEAD .git/MERGE_HEAD\n"
+    "  git reflog expire --expire=now --all && git repack -a -d -q && "
+    "git prune --expire=now || exit 6\n"
+    "fi"
+)
 T = TypeVar("T")
 # Storage drivers that take `--storage-opt size=` (overlay2 does on xfs with project quotas).
 SIZED_DRIVERS = frozenset({"btrfs", "zfs", "devicemapper"})
@@ -267,6 +279,7 @@ class DockerEnvironment(SessionEnvironment):
             # extensions, egg-info) are ignored files the package needs.
             'git checkout -q -f --detach "$sha" && git reset -q --hard "$sha" && git clean -fdq\n'
             "[ $? = 0 ] || exit 5\n"
+            f"{STRIP_HISTORY}\n"
             # The attributes the submission is taken with (env/diff.py).
             f"mkdir -p .git/info && printf %s {shell_quote(SUBMISSION_ATTRIBUTES)} "
             "> .git/info/attributes || exit 5\n"
@@ -283,6 +296,8 @@ class DockerEnvironment(SessionEnvironment):
             raise SandboxError(f"the image has no repository at {self._repo}")
         if code == 4:
             raise SandboxError(f"unknown commit {commit or 'HEAD'!r} in {self._repo}")
+        if code == 6:
+            raise SandboxError(f"could not strip the history after the base in {self._repo}")
         if code != 0:
             raise SandboxError(f"could not reset {self._repo}: {(err or out).strip()[-300:]}")
         return out.strip()
