@@ -10,7 +10,11 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from swe_aci.records import INSTANCE_ID_RULE, is_valid_instance_id
 
-LogParser = Literal["pytest", "django", "sympy", "unittest"]
+LogParser = Literal[
+    "pytest", "django", "sympy", "unittest",
+    # evaluate/parsers_other.py
+    "go_test", "cargo", "jest", "mocha", "node_test", "tap", "junit_xml", "phpunit", "rspec",
+]  # fmt: skip
 RevertField = Literal["patch", "test_patch"]
 
 
