@@ -189,3 +189,12 @@ def test_swebench_parsers_agree_where_they_see_a_test(parser: str, log: str) -> 
         assert matches, test_id
         assert {ours[key] for key in matches} == {TestStatus(status)}, test_id
     assert len(ours) >= len(theirs)
+
+
+def test_lenient_grading_reads_the_new_parsers_statuses() -> None:
+    from swe_aci.evaluate.grading import grade, parse_for
+
+    statuses = parse_for("lenient", "go_test", (LOGS / "go_test_v.log").read_text())
+    assert grade("go_test", statuses, ["TestTable/small_ones"], ["TestAdd"]).resolved
+    assert not grade("go_test", statuses, ["TestTable/wrong"], ["TestAdd"]).resolved
+    assert not grade("go_test", statuses, ["TestSkipped"], []).resolved  # a skip does not fix
