@@ -1,10 +1,10 @@
 """The editor: `edit <start>:<end>` with its replacement lines, guarded by the linter; the guarded
 write is shared with the str_replace command set (`aci/str_replace.py`).
 
-The edit is applied in memory; for a .py file the result is linted (flake8) and compared with the
-lint of the original, for a file of another language tree-sitter parses its parse errors are, and
-only if the edit introduced no error is the file written. A rejected edit, or
-one the linter could not check, leaves the file byte for byte as it was. Files larger than
+The edit is applied in memory and the result checked against the original (flake8 for a .py
+file, tree-sitter's parse errors for the other languages it parses: `Linter.language`); only if
+the edit introduced no error is the file written. A rejected edit, or one the linter could not
+check, leaves the file byte for byte as it was. Files larger than
 `edit_max_bytes` are not edited at all (linting them costs seconds and hundreds of megabytes); the
 observation points to the shell. Line endings follow the file: the replacement lines of a CRLF
 file get CRLF, and a missing final newline stays missing unless the edit reaches the last line.
