@@ -103,7 +103,12 @@ def test_a_missing_toolchain_is_one_line(
 
 
 @pytest.mark.parametrize(
-    "backend", ["local", "bwrap", pytest.param("docker", marks=pytest.mark.docker)]
+    "backend",
+    [
+        "local",
+        "bwrap",
+        pytest.param("docker", marks=[pytest.mark.docker, pytest.mark.timeout(900)]),
+    ],
 )
 def test_a_go_task_gold_resolves_and_empty_does_not(
     backend: str, project: Path, tmp_path: Path
