@@ -2,6 +2,7 @@
 
     python bench/aci_latency.py [--backends local,bwrap,docker] [--repeat 30] [--starts 3]
     python bench/aci_latency.py --big-edit 200000 [--aci edit_max_bytes=100000000]
+    python bench/aci_latency.py --syntax [--repeat 30]
 
 The Django source distribution is fetched from PyPI once (pip download) into bench/.cache,
 unpacked and committed to a git repository there. For each backend that can run here, the script
@@ -14,6 +15,11 @@ trip under 5 ms; search_dir within 1.2x of `grep -rn`.
 `--big-edit N` instead times one edit of an N-line Python file (local backend, in a fresh child
 process so its peak RSS is the edit's own): the wall time and the growth of the peak RSS over
 the state just before the edit (file opened). `--aci key=value` sets ACI config fields for it.
+
+`--syntax` instead times the edit guardrail on a 2,000-line file in each language it checks
+(local backend): the first check in the process (loading the grammar), one check of a text not
+seen before, and an edit in the middle of the file with the guardrail on and off; the guardrail's
+own overhead is their difference (target: under 20 ms). Python's row is flake8's.
 """
 
 from __future__ import annotations
@@ -279,6 +285,129 @@ def big_edit(lines: int, overrides: list[str]) -> None:
     )
 
 
+# A 2,000-line file per language: a header, then a 5-line function repeated (C++: 6 lines).
+SYNTAX_FILES: dict[str, tuple[str, str, str]] = {
+    "bench.py": ("", "def f{n}(x):\n    y = x + {n}\n    return y * 2\n\n\n", ""),
+    "bench.js": ("", "function f{n}(x) {{\n  const y = x + {n};\n  return y * 2;\n}}\n\n", ""),
+    "bench.ts": (
+        "",
+        "export function f{n}(x: number): number {{\n  const y: number = x + {n};\n"
+        "  return y * 2;\n}}\n\n",
+        "",
+    ),
+    "bench.tsx": (
+        "",
+        "export function C{n}({{ x }}: {{ x: number }}) {{\n  const y = x + {n};\n"
+        '  return <div className="c">{{y}}</div>;\n}}\n\n',
+        "",
+    ),
+    "bench.go": (
+        "package bench\n\n",
+        "func F{n}(x int) int {{\n\ty := x + {n}\n\treturn y * 2\n}}\n\n",
+        "",
+    ),
+    "bench.rs": ("", "pub fn f{n}(x: i64) -> i64 {{\n    let y = x + {n};\n    y * 2\n}}\n\n", ""),
+    "Bench.java": (
+        "class Bench {{\n",
+        "    static int f{n}(int x) {{\n        int y = x + {n};\n        return y * 2;\n    }}\n\n",
+        "}}\n",
+    ),
+    "bench.c": ("", "int f{n}(int x) {{\n    int y = x + {n};\n    return y * 2;\n}}\n\n", ""),
+    "bench.cpp": (
+        "",
+        "template <typename T>\nT f{n}(T x) {{\n    auto y = x + {n};\n    return y * 2;\n}}\n\n",
+        "",
+    ),
+    "bench.rb": ("", "def f{n}(x)\n  y = x + {n}\n  y * 2\nend\n\n", ""),
+    "bench.php": (
+        "<?php\n\n",
+        "function f{n}($x) {{\n    $y = $x + {n};\n    return $y * 2;\n}}\n\n",
+        "",
+    ),
+}
+
+
+def syntax_source(name: str, lines: int = 2000) -> str:
+    header, function, footer = SYNTAX_FILES[name]
+    per = function.count("\n")
+    body = "".join(function.format(n=n) for n in range(lines // per))
+    return header.format() + body + footer.format()
+
+
+def syntax_timings(
+    guarded: ACI, unguarded: ACI, name: str, source: str, repeat: int
+) -> list[float]:
+    """Seconds: the first check, a check of new text, an edit with and without the guardrail.
+    Every edit writes a new number into a line in the middle (as in real use, the original is
+    the previous edit's result, already checked)."""
+    from swe_aci.aci.lint import Linter
+
+    linter = Linter(ACIConfig().lint_select)
+    first = timed(lambda: linter.problems(source, name), 1)[0]
+    variants = iter(range(1, 10**9))
+    check = timed(lambda: linter.problems(source + "\n" * next(variants), name), repeat)
+    lines = source.split("\n")
+    middle = next(i for i in range(len(lines) // 2, len(lines)) if " + " in lines[i])
+    prefix = lines[middle].rpartition(" + ")[0]
+    suffix = ";" if lines[middle].endswith(";") else ""
+    numbers = iter(range(10**6, 10**9))
+    edits = []
+    for aci in (guarded, unguarded):
+        aci.execute(f"open {name}")
+
+        def edit(aci: ACI = aci) -> None:
+            line = f"{prefix} + {next(numbers)}{suffix}"
+            output = aci.execute(f"edit {middle + 1}:{middle + 1}\n{line}\nend_of_edit").output
+            if not output.endswith("Edit the file again if necessary."):
+                raise RuntimeError(output[:500])
+
+        edits.append(statistics.median(timed(edit, repeat)))
+    return [first, statistics.median(check), *edits]
+
+
+def bench_syntax(repeat: int) -> None:
+    """The guardrail's time per language on a 2,000-line file; prints a table and the verdict."""
+    from swe_aci.aci.lint import Linter
+
+    table = Table(title="edit guardrail on a 2,000-line file (ms, median)")
+    for column in ("file", "language", "lines", "first check", "check", "edit", "edit, no guard",
+                   "overhead"):  # fmt: skip
+        table.add_column(column, justify="left" if column in ("file", "language") else "right")
+    worst = 0.0
+    with tempfile.TemporaryDirectory(prefix="swe-aci-bench-") as tmp:
+        repo = Path(tmp) / "langs"
+        repo.mkdir()
+        sources = {name: syntax_source(name) for name in SYNTAX_FILES}
+        for name, source in sources.items():
+            (repo / name).write_text(source)
+        subprocess.run([*GIT, "init", "-q", "-b", "main"], cwd=repo, check=True)
+        subprocess.run([*GIT, "add", "-A"], cwd=repo, check=True)
+        subprocess.run([*GIT, "commit", "-q", "-m", "langs"], cwd=repo, check=True)
+        env = LocalEnvironment(str(repo))
+        try:
+            guarded, unguarded = ACI(env), ACI(env, ACIConfig(lint=False))
+            for name, source in sources.items():
+                first, check, edit, bare = syntax_timings(guarded, unguarded, name, source, repeat)
+                if not name.endswith(".py"):  # flake8's row is for comparison
+                    worst = max(worst, edit - bare)
+                table.add_row(
+                    name,
+                    Linter.language(name) or "",
+                    str(len(source.splitlines())),
+                    *(f"{seconds * 1000:.2f}" for seconds in (first, check, edit, bare)),
+                    f"{(edit - bare) * 1000:.2f}",
+                )
+        finally:
+            env.close()
+    console = Console(width=max(shutil.get_terminal_size().columns, 110))
+    console.print(table)
+    console.print(
+        f"worst tree-sitter guardrail overhead per edit: {worst * 1000:.2f} ms  "
+        f"[target < 20 ms: {'ok' if worst < 0.020 else 'MISSED'}]",
+        markup=False,
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--backends", default="local,bwrap,docker")
@@ -289,7 +418,11 @@ def main() -> None:
     parser.add_argument("--big-edit", type=int, metavar="LINES", help="time one big edit only")
     parser.add_argument("--big-edit-child", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--aci", action="append", default=[], help="ACI field=value (big edit)")
+    parser.add_argument("--syntax", action="store_true", help="time the guardrail per language")
     args = parser.parse_args()
+    if args.syntax:
+        bench_syntax(args.repeat)
+        return
     if args.big_edit_child:
         big_edit_child(args.big_edit_child, args.aci)
         return

@@ -1,9 +1,10 @@
 """The editor: `edit <start>:<end>` with its replacement lines, guarded by the linter; the guarded
 write is shared with the str_replace command set (`aci/str_replace.py`).
 
-The edit is applied in memory; for a .py file the result is linted and compared with the lint of
-the original, and only if the edit introduced no error is the file written. A rejected edit, or
-one the linter could not check, leaves the file byte for byte as it was. Files larger than
+The edit is applied in memory and the result checked against the original (flake8 for a .py
+file, tree-sitter's parse errors for the other languages it parses: `Linter.language`); only if
+the edit introduced no error is the file written. A rejected edit, or one the linter could not
+check, leaves the file byte for byte as it was. Files larger than
 `edit_max_bytes` are not edited at all (linting them costs seconds and hundreds of megabytes); the
 observation points to the shell. Line endings follow the file: the replacement lines of a CRLF
 file get CRLF, and a missing final newline stays missing unless the edit reaches the last line.
@@ -12,7 +13,7 @@ file get CRLF, and a missing final newline stays missing unless the edit reaches
 from __future__ import annotations
 
 from swe_aci.aci.config import ACIConfig
-from swe_aci.aci.lint import Linter, LintError, LintUnavailable, introduced_errors
+from swe_aci.aci.lint import Linter, LintUnavailable, Problem, introduced_errors
 from swe_aci.aci.viewer import NUMBER, CommandError, Viewer
 from swe_aci.aci.window import FileText, join_lines, render
 
@@ -31,7 +32,7 @@ class EditRejected(Exception):
 
     def __init__(
         self,
-        errors: list[LintError],
+        errors: list[Problem],
         original: FileText,
         edited: FileText,
         start: int,
@@ -96,8 +97,8 @@ class Editor:
     def write_checked(
         self, original: FileText, content: str, start: int, end: int, count: int
     ) -> FileText:
-        """Write `content` over `original` unless, for a .py file under `aci.lint`, the change
-        (lines start..end became `count` lines) introduced a lint error: then EditRejected.
+        """Write `content` over `original` unless, for a file the linter checks under `aci.lint`,
+        the change (lines start..end became `count` lines) introduced an error: EditRejected.
         If the linter cannot run or the write fails: CommandError. Either way the file is
         unchanged. Returns the edited text."""
         try:
@@ -107,13 +108,14 @@ class Editor:
                 f"Error: the new text is not valid Unicode ({error.reason}); nothing was written."
             ) from error
         edited = FileText.decode(original.path, data)
-        if self.lint and original.path.endswith(".py"):
+        language = self.linter.language(original.path) if self.lint else None
+        if language is not None:
             try:
                 errors = self._new_errors(original, edited, start, end, count)
             except LintUnavailable as error:
                 raise CommandError(
-                    "Your edit has NOT been applied: the syntax check of Python files could not "
-                    f"run ({error}). The file is unchanged."
+                    f"Your edit has NOT been applied: the syntax check of {language} files could "
+                    f"not run ({error}). The file is unchanged."
                 ) from error
             if errors:
                 raise EditRejected(errors, original, edited, start, end, count)
@@ -163,9 +165,9 @@ class Editor:
 
     def _new_errors(
         self, original: FileText, edited: FileText, start: int, end: int, count: int
-    ) -> list[LintError]:
-        before = self.linter.errors(join_original(original), original.path)
-        after = self.linter.errors(join_original(edited), original.path)
+    ) -> list[Problem]:
+        before = self.linter.problems(join_original(original), original.path)
+        after = self.linter.problems(join_original(edited), original.path)
         return introduced_errors(before, after, start, end, count)
 
 

@@ -7,6 +7,9 @@ If flake8 fails, `LintUnavailable` is raised: the guardrail fails closed. Its pl
 When the selection only holds the guardrail's codes, only the checks that can produce them run
 (pyflakes for F..., pycodestyle's indentation check for E11x; E999/E902 come from parsing), which
 halves the time on large files compared to running every plugin.
+
+Files of other languages tree-sitter parses (JavaScript, TypeScript, Go, Rust, Java, C, C++, Ruby,
+PHP: `aci/syntax.py`) are checked for parse errors instead; Python keeps flake8.
 """
 
 from __future__ import annotations
@@ -17,7 +20,11 @@ import io
 import re
 import threading
 from collections import OrderedDict
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, NamedTuple
+
+from swe_aci.aci import syntax
+from swe_aci.aci.syntax import GrammarUnavailable, ParseError
 
 if TYPE_CHECKING:
     from argparse import Namespace
@@ -43,23 +50,48 @@ class LintError(NamedTuple):
         """The error as the model sees it: `CODE message` (file, line and column stripped)."""
         return f"{self.code} {self.message}"
 
+    def shifted(self, delta: int) -> LintError:
+        return self._replace(line=self.line + delta)
+
+
+Problem = LintError | ParseError  # what a check finds: a flake8 error or a parse error
+
 
 class Linter:
-    """flake8 with a fixed selection; results are cached by content hash, so linting the
-    original of an edit is free when that content was linted before (the previous edit's result)."""
+    """flake8 with a fixed selection for Python files, tree-sitter for the other languages it
+    parses; results are cached by checker and content hash, so linting the original of an edit is
+    free when that content was linted before (the previous edit's result)."""
 
     def __init__(self, select: list[str]) -> None:
         self.select = tuple(select)
-        self._cache: OrderedDict[str, tuple[LintError, ...]] = OrderedDict()
+        self._cache: OrderedDict[str, tuple[Problem, ...]] = OrderedDict()
         self._lock = threading.Lock()
 
+    @staticmethod
+    def language(path: str) -> str | None:
+        """The language whose check guards edits of `path` ("Python", "Go"...); None: unchecked."""
+        return "Python" if path.endswith(".py") else syntax.language_name(path)
+
     def errors(self, text: str, filename: str) -> tuple[LintError, ...]:
-        key = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+        """flake8's selected errors of a Python text."""
+        return self._cached("flake8", text, lambda: run_flake8(text, filename, self.select))
+
+    def problems(self, text: str, filename: str) -> tuple[Problem, ...]:
+        """What the guardrail finds in `text` as the file `filename`: flake8's errors for Python,
+        parse errors for the other languages (see `language`). Raises LintUnavailable."""
+        if filename.endswith(".py"):
+            return self.errors(text, filename)
+        grammars = syntax.grammars_for(filename)
+        return self._cached(",".join(grammars), text, lambda: run_tree_sitter(text, filename))
+
+    def _cached(self, checker: str, text: str, check: Callable[[], Any]) -> Any:
+        digest = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16)
+        key = f"{checker}:{digest.hexdigest()}"
         with self._lock:
             if key in self._cache:
                 self._cache.move_to_end(key)
                 return self._cache[key]
-        found = run_flake8(text, filename, self.select)
+        found = check()
         with self._lock:
             self._cache[key] = found
             while len(self._cache) > CACHE_SIZE:
@@ -68,12 +100,12 @@ class Linter:
 
 
 def introduced_errors(
-    before: tuple[LintError, ...],
-    after: tuple[LintError, ...],
+    before: Iterable[Problem],
+    after: Iterable[Problem],
     start: int,
     end: int,
     replacement_lines: int,
-) -> list[LintError]:
+) -> list[Problem]:
     """Errors of `after` that the edit of lines start..end (end = start-1: insertion) introduced.
 
     Errors before the edit are kept above it, dropped inside it, shifted by the line delta below it;
@@ -85,8 +117,16 @@ def introduced_errors(
         if error.line < start:
             previous.add(error)
         elif error.line > end:
-            previous.add(error._replace(line=error.line + delta))
+            previous.add(error.shifted(delta))
     return [error for error in after if error not in previous]
+
+
+def run_tree_sitter(text: str, filename: str) -> tuple[ParseError, ...]:
+    """tree-sitter's parse errors of `text`; LintUnavailable when its grammar cannot load."""
+    try:
+        return syntax.parse_errors(text, filename)
+    except GrammarUnavailable as error:
+        raise LintUnavailable(str(error)) from error
 
 
 def run_flake8(text: str, filename: str, select: tuple[str, ...]) -> tuple[LintError, ...]:

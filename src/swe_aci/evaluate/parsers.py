@@ -18,6 +18,8 @@ import re
 from collections.abc import Callable
 from enum import StrEnum
 
+from swe_aci.evaluate.parsers_other import OTHER_PARSERS
+
 
 class TestStatus(StrEnum):
     PASSED = "PASSED"
@@ -162,11 +164,16 @@ def parse_sympy(log: str) -> StatusMap:
     return statuses
 
 
+def _as_statuses(parse: Callable[[str], dict[str, str]]) -> Callable[[str], StatusMap]:
+    return lambda log: {test_id: TestStatus(status) for test_id, status in parse(log).items()}
+
+
 PARSERS: dict[str, Callable[[str], StatusMap]] = {
     "pytest": parse_pytest,
     "django": parse_unittest,
     "unittest": parse_unittest,
     "sympy": parse_sympy,
+    **{name: _as_statuses(parse) for name, parse in OTHER_PARSERS.items()},  # other languages
 }
 
 

@@ -30,7 +30,10 @@ def recipe_hash(task: Task, interpreter: Interpreter) -> str:
     assert recipe is not None
     inputs = {
         "builder": BUILDER_VERSION,
-        "recipe": recipe.model_dump(mode="json"),
+        # without an empty `toolchains`, so the recipes that name none keep their hash
+        "recipe": recipe.model_dump(
+            mode="json", exclude=set() if recipe.toolchains else {"toolchains"}
+        ),
         "reverted": {field: getattr(task, field) for field in recipe.revert},
         "base_commit": task.base_commit if recipe.source.git else None,
         "source_state": directory_state(Path(recipe.source.path)) if recipe.source.path else None,

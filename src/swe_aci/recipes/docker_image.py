@@ -25,6 +25,7 @@ from swe_aci.recipes.cache import BuildLog, locked, recipe_hash, tree_name
 from swe_aci.recipes.errors import RecipeError
 from swe_aci.recipes.interpreter import Interpreter
 from swe_aci.recipes.sdist import ca_bundle, index_url
+from swe_aci.recipes.toolchains import debian_packages
 from swe_aci.recipes.tree import build_base_tree, sweep_orphan_builds
 from swe_aci.tasks import Task
 
@@ -176,8 +177,10 @@ def build_task_image(
         tree = context / "tree" / tree_name(task)
         tree.parent.mkdir()
         commit = build_base_tree(task, tree, cache_root / "sdists", log)
-        lines = [
-            f"FROM {python_image}",
+        lines = [f"FROM {python_image}"]
+        if recipe.toolchains:  # first: the layer is shared by the recipes naming the same ones
+            lines.append(apt_install(" ".join(debian_packages(recipe.toolchains))))
+        lines += [
             f"RUN {interpreter.executable} -m venv {VENV}",
             f"ENV VIRTUAL_ENV={VENV} PATH={VENV}/bin:$PATH",
             f"COPY tree/{tree.name}/ {REPO_DIR}/",

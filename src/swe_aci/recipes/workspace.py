@@ -53,7 +53,12 @@ def task_workspace(
         config = env_config.model_copy(update={"image": image, "repo_in_image": REPO_DIR})
         return Workspace(config, None, commit)
     from swe_aci.recipes.host import host_build, host_config
+    from swe_aci.recipes.toolchains import check_host
 
+    try:
+        check_host(task.environment.toolchains)
+    except RecipeError as error:
+        raise RecipeError(f"{task.instance_id}: {error}") from None
     built = host_build(task, interpreter, cache_root, log)
     return Workspace(host_config(env_config, built, interpreter), str(built.tree), built.commit)
 

@@ -10,7 +10,12 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from swe_aci.records import INSTANCE_ID_RULE, is_valid_instance_id
 
-LogParser = Literal["pytest", "django", "sympy", "unittest"]
+LogParser = Literal[
+    "pytest", "django", "sympy", "unittest",
+    # evaluate/parsers_other.py
+    "go_test", "cargo", "jest", "mocha", "node_test", "tap", "junit_xml", "phpunit", "rspec",
+]  # fmt: skip
+ToolchainName = Literal["node", "go", "rust", "java", "php", "ruby", "c"]
 RevertField = Literal["patch", "test_patch"]
 
 
@@ -51,6 +56,7 @@ class Recipe(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     python: str | None = Field(None, pattern=r"^\d+\.\d+(\.\d+)?$")
+    toolchains: list[ToolchainName] = Field(default_factory=list)  # recipes/toolchains.py
     source: Source
     revert: list[RevertField] = Field(default_factory=list)
     prepare: list[str] = Field(default_factory=list)
