@@ -4,7 +4,8 @@
 
 For each spec: fetch the release before the fix (`base`) and the release with it (`fixed`), take
 the listed hunks of their diff as `patch` and `test_patch` (or either written out: `{file: PATH}`
-relative to this directory, or the patch text itself), and measure FAIL_TO_PASS / PASS_TO_PASS by
+relative to this directory, or the patch text itself; a spec whose patches are both written out,
+e.g. upstream's fix commit, needs no `fixed`), and measure FAIL_TO_PASS / PASS_TO_PASS by
 running `test_cmd` at the base and with the gold patch, exactly as verify.py does. Rows of specs not selected with --ids are kept as they are.
 """
 
@@ -21,7 +22,15 @@ from hunks import file_diffs, renumber
 from verify import DEFAULT_CACHE, TaskError, fetch_sdist, unpack, verify
 
 HERE = Path(__file__).parent
-ROW_KEYS = ("instance_id", "repo", "problem_statement", "version", "created_at")
+ROW_KEYS = (
+    "instance_id",
+    "repo",
+    "problem_statement",
+    "version",
+    "created_at",
+    "issue_url",
+    "fix_commits",
+)
 
 
 def cut(diffs: dict[str, tuple[str, list[str]]], selections: list[str]) -> str:
@@ -35,10 +44,12 @@ def cut(diffs: dict[str, tuple[str, list[str]]], selections: list[str]) -> str:
 
 
 def build_row(spec: dict, cache: Path, work: Path) -> dict:
-    old, new = work / "old", work / "new"
-    unpack(fetch_sdist(spec["base"]["sdist"], spec["base"]["sha256"], cache), old)
-    unpack(fetch_sdist(spec["fixed"]["sdist"], spec["fixed"]["sha256"], cache), new)
-    diffs = file_diffs(old, new)
+    diffs = {}
+    if "fixed" in spec:  # hunks are cut from the release pair; without it both patches are files
+        old, new = work / "old", work / "new"
+        unpack(fetch_sdist(spec["base"]["sdist"], spec["base"]["sha256"], cache), old)
+        unpack(fetch_sdist(spec["fixed"]["sdist"], spec["fixed"]["sha256"], cache), new)
+        diffs = file_diffs(old, new)
     row = {key: spec[key] for key in ROW_KEYS if key in spec}
     for key in ("patch", "test_patch"):
         value = spec[key]

@@ -1,0 +1,68 @@
+"""datasets/real_bugs.jsonl: upstream fixes on their last release sdist, built from
+datasets/real_bugs.yaml; gold resolves every row and an empty prediction none, on bwrap and docker."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from env_helpers import skip_unavailable
+from swe_aci.cli import app
+from swe_aci.tasks import Task
+
+DATASETS = Path(__file__).resolve().parents[1] / "datasets"
+REAL_BUGS = DATASETS / "real_bugs.jsonl"
+PLAIN = {"NO_COLOR": "1", "FORCE_COLOR": None, "TTY_COMPATIBLE": None, "COLUMNS": "200"}
+
+
+def rows(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def test_real_bugs_are_upstream_fixes_of_libraries_the_task_set_does_not_use() -> None:
+    specs = yaml.safe_load((DATASETS / "real_bugs.yaml").read_text())
+    built = rows(REAL_BUGS)
+    assert [row["instance_id"] for row in built] == [spec["instance_id"] for spec in specs]
+    assert len(built) >= 10
+    task_repos = {row["repo"] for row in rows(DATASETS / "tasks.jsonl")}
+    for row, spec in zip(built, specs, strict=True):
+        Task.model_validate(row)
+        assert row["repo"] not in task_repos, row["instance_id"]
+        assert row["issue_url"].startswith(f"https://github.com/{row['repo']}/")
+        assert all(f"github.com/{row['repo']}/commit/" in url for url in row["fix_commits"])
+        assert row["FAIL_TO_PASS"], row["instance_id"]
+        for key in ("patch", "test_patch"):  # the committed patch files, unchanged
+            assert row[key] == (DATASETS / spec[key]["file"]).read_text()
+        assert "pypi_sdist" in row["environment"]["source"]
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(1800)  # ten environments built from a cold cache
+@pytest.mark.parametrize("backend", ["bwrap", pytest.param("docker", marks=pytest.mark.docker)])
+def test_real_bugs_gold_resolves_all_and_empty_none(backend: str, tmp_path: Path) -> None:
+    skip_unavailable(backend)
+    ids = sorted(row["instance_id"] for row in rows(REAL_BUGS))
+    empty = tmp_path / "empty.json"
+    empty.write_text(
+        json.dumps(
+            {i: {"instance_id": i, "model_name_or_path": "test", "model_patch": ""} for i in ids}
+        )
+    )
+    runner = CliRunner(env={**PLAIN, "SWE_ACI_CACHE": str(tmp_path / "cache")})
+    for predictions, expected in (("gold", ids), (str(empty), [])):
+        out = tmp_path / f"out-{predictions == 'gold'}"
+        args = [predictions, "--instances", str(REAL_BUGS), "--env", backend, "--workers", "2"]
+        result = runner.invoke(
+            app, ["evaluate", *args, "--output-dir", str(out), "--timeout", "600"]
+        )
+        assert result.exit_code == 0, result.stderr
+        report = json.loads((out / "report.json").read_text())
+        assert report["resolved_ids"] == expected
+        if expected:
+            assert report["completed_ids"] == ids
+        else:
+            assert report["empty_patch_ids"] == ids
