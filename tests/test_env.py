@@ -276,7 +276,7 @@ def test_write_keeps_the_mode_and_follows_symlinks(env: Environment) -> None:
     assert env.read_file(f"{root}/link.txt") == b"alpha\n"
     env.write_file(f"{root}/link.txt", b"via link\n")
     assert ok(env, "cat a.txt; test -L link.txt && echo still-a-link") == "via link\nstill-a-link\n"
-    diff = env.diff()
+    diff = env.submission().patch
     assert "old mode" not in diff and "new mode" not in diff
 
 
@@ -286,7 +286,7 @@ def test_diff_has_new_files_and_skips_ignored_ones(env: Environment) -> None:
     env.write_file(f"{root}/pkg/mod.py", b"x = 2\n")
     env.write_file(f"{root}/pkg/added.py", b"y = 1\n")
     ok(env, "echo noise > debug.log && rm a.txt")
-    diff = env.diff()
+    diff = env.submission().patch
     assert "+x = 2" in diff and "-x = 1" in diff
     assert "b/pkg/added.py" in diff and "new file mode" in diff
     assert "deleted file mode" in diff and "a/a.txt" in diff
@@ -310,7 +310,7 @@ def test_source_repository_is_untouched(open_env: OpenEnv, repo: Path) -> None:
         "touch new.txt debug.log && git add -A && git -c user.name=a -c user.email=b commit -qm x",
     )
     ok(env, "git checkout -q -b other && git tag t1")
-    env.diff()
+    env.submission()
     env.close()
     assert snapshot() == before
 
@@ -339,7 +339,7 @@ def test_source_given_as_dot_names_the_repository(
     env = open_env(source=".")
     assert env.repo_path.endswith("/demo")
     assert ok(env, "ls") == "a.txt\npkg\nrun.sh\n"
-    assert env.diff() == ""
+    assert env.submission().patch == ""
 
 
 def test_setup_commands_and_env_vars(open_env: OpenEnv) -> None:
@@ -572,6 +572,6 @@ def test_docker_repo_already_in_the_image_is_reset(
     assert env.repo_path == "/testbed" and env.base_commit == head.stdout.strip()
     assert ok(env, "git status --porcelain && test ! -x run.sh && cat a.txt") == "alpha\n"
     env.write_file("/testbed/a.txt", b"edited\n")
-    assert "+edited" in env.diff()
+    assert "+edited" in env.submission().patch
     with pytest.raises(SandboxError, match="unknown commit"):
         open_env(source=None, commit="f" * 40, repo_in_image="/testbed", image=image_with_repo)

@@ -88,7 +88,7 @@ def test_agent_git_config_never_runs_on_the_host(
     marker = tmp_path / "host-code-ran"
     ok(env, f"export CMD={shlex.quote(f'touch {marker}')}; {VECTORS[vector]}")
     ok(env, "echo beta >> a.txt")
-    assert "+beta" in env.diff()
+    assert "+beta" in env.submission().patch
     assert "+beta" in env.submission().patch
     assert not marker.exists()
 
@@ -100,7 +100,7 @@ def test_a_slow_fsmonitor_or_filter_cannot_stall_the_submission(open_env: OpenEn
     ok(env, "echo beta >> a.txt")
     started = time.monotonic()
     try:
-        patch = env.diff()
+        patch = env.submission().patch
     except SandboxError as error:  # docker obeys its own filters, inside the container
         assert env.config.backend == "docker" and "longer than 4 seconds" in str(error)
     else:
@@ -142,7 +142,7 @@ def test_overwriting_objects_in_the_sandbox_leaves_the_users_repository_intact(
     )
     ok(env, "echo beta >> a.txt")
     if env.config.backend != "docker":  # the diff uses the host's private copy
-        assert "+beta" in env.diff()
+        assert "+beta" in env.submission().patch
     env.close()
     fsck = subprocess.run(["git", "fsck", "--full"], cwd=repo, capture_output=True, text=True)
     assert fsck.returncode == 0, fsck.stderr
@@ -492,7 +492,7 @@ def test_binary_and_large_files_are_left_out_and_listed(open_env: OpenEnv, repo:
     ]
     assert "big.txt" not in result.patch and "blob.bin" not in result.patch
     assert "mod.py" not in result.patch and "+beta" in result.patch
-    assert env.diff() == result.patch
+    assert env.submission().patch == result.patch
     check = subprocess.run(
         ["git", "apply", "--check", "-"],
         cwd=repo,

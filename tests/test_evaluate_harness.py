@@ -23,7 +23,8 @@ from typer.testing import CliRunner, Result
 from env_helpers import skip_unavailable
 from swe_aci.cli import app
 from swe_aci.env.config import EnvConfig
-from swe_aci.evaluate.harness import MAX_LOG_BYTES, evaluate_instance
+from swe_aci.env.logged import MAX_LOG_BYTES
+from swe_aci.evaluate.harness import evaluate_instance
 from swe_aci.tasks import Task
 
 PLAIN = {"NO_COLOR": "1", "FORCE_COLOR": None, "TTY_COMPATIBLE": None, "COLUMNS": "200"}

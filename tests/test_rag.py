@@ -236,8 +236,8 @@ def test_apply_diff_rejects_a_diff_that_does_not_apply(library_env: Environment)
     result = apply_diff(library_env, wrong)
     assert result.model_patch == ""
     assert result.reason is not None
-    assert result.reason.startswith("git apply --check failed: ")
-    assert library_env.diff() == ""
+    assert result.reason.startswith("git apply failed: ")
+    assert library_env.submission().patch == ""
 
 
 def test_apply_diff_refuses_paths_outside_the_repository(

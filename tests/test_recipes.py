@@ -62,7 +62,7 @@ def test_recipe_environment_has_its_python_and_imports_the_working_copy(
         )
         # The install's products (calc.egg-info) are ignored: only the edit is in the diff.
         assert env.run("git status --porcelain").output.split() == ["M", "calc/__init__.py"]
-        assert "egg-info" not in env.diff()
+        assert "egg-info" not in env.submission().patch
     assert (project / "calc" / "__init__.py").read_text().count("a - b") == 1  # never modified
 
 

@@ -103,10 +103,6 @@ class Environment(Protocol):
         a symlink out of the sandbox's writable directories, never into a FIFO or device."""
         ...
 
-    def diff(self) -> str:
-        """The patch of `submission()`: what changed against the base commit."""
-        ...
-
     def submission(self) -> Submission:
         """Every change in the working tree against the base commit (new files included,
         ignored ones not), without binary files or files over `EnvConfig.max_diff_file_bytes`

@@ -269,9 +269,6 @@ class DockerEnvironment(SessionEnvironment):
         absolute = self._absolute(path)
         self._with_files(lambda files: files.write(absolute, content), absolute)
 
-    def diff(self) -> str:
-        return self.submission().patch
-
     def submission(self) -> Submission:
         """Taken by fresh git processes in the container (never the agent's shell), with a
         private index under /tmp; the host waits at most `diff_timeout` for each."""

@@ -102,9 +102,6 @@ class LocalEnvironment(SessionEnvironment):
         os.makedirs(os.path.dirname(resolved), exist_ok=True)
         write_regular(open_file(resolved, WRITE_FLAGS, path), path, content)
 
-    def diff(self) -> str:
-        return self.submission().patch
-
     def submission(self) -> Submission:
         self._live_session()
         index = self._root / "submission.index"

@@ -1,20 +1,19 @@
 """Evaluating predictions: each in a fresh environment at the task's base.
 
 Per instance: build (or take from the cache) the task's environment, start a sandbox at the base,
-apply the prediction (`git apply`, then `patch --fuzz`), restore the files the test patch touches
+apply the prediction (`env.patch.apply_patch` with fuzz: SWE-bench's order of `git apply` and
+`patch --fuzz`), restore the files the test patch touches
 and apply it, run the test command with no network and a timeout through the runner's guard
-(`runner.py`), parse its log up to the end of the runner's session, grade. The prediction's files
+(`runner.py`; `env.logged.run_logged`), parse its log up to the end of the runner's session, grade. The prediction's files
 that can change how the tests run are listed in the report (`integrity.py`); `strict` grades such
 a prediction unresolved.
 
-Patches and the log live in a private directory under the sandbox's /tmp, outside the repository,
+The patches (`apply_patch`'s) and the log live in private directories under the sandbox's /tmp, outside the repository,
 so neither the prediction nor the tests can see or overwrite them through the repository.
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
 import logging
 import secrets
 import shlex
@@ -27,6 +26,8 @@ from swe_aci.env.base import Environment, SandboxError
 from swe_aci.env.config import EnvConfig
 from swe_aci.env.diff import patch_paths
 from swe_aci.env.factory import make_environment
+from swe_aci.env.logged import run_logged
+from swe_aci.env.patch import apply_patch
 from swe_aci.evaluate.grading import GradingMode, grade, parse_for
 from swe_aci.evaluate.integrity import integrity_of
 from swe_aci.evaluate.parsers import PARSERS, StatusMap, TestStatus
@@ -41,15 +42,9 @@ from swe_aci.recipes import RecipeError, task_workspace
 from swe_aci.records import Prediction
 from swe_aci.tasks import Task
 
-# Keep at most this much of a test log (its end: the summaries are there).
-MAX_LOG_BYTES = 20_000_000
 # Seconds each patch command may take.
 PATCH_TIMEOUT = 120.0
-# Reading the log back: seconds per command, raw bytes per command.
-READ_TIMEOUT = 30.0
-LOG_CHUNK_BYTES = 3_000_000
 EVALUATION_OUTPUT_CAP = 4_200_000
-PATCH_FUZZ = 5
 Log = Callable[[str], None]
 logger = logging.getLogger(__name__)
 
@@ -158,28 +153,26 @@ def _apply_and_test(
     work: str,
 ) -> tuple[InstanceReport, str]:
     assert task.environment is not None  # checked by evaluation_problem
-    repo = shlex.quote(env.repo_path)
     parser = task.environment.log_parser
     with _timed(timings, "patch"):
         guard = install_guard(env, work, parser)
         if patch.strip():
-            failure = _apply(env, f"{work}/model.patch", patch)
-            if failure is not None:
+            applied = apply_patch(env, patch, fuzz=True)
+            if not applied.applied:
                 report.outcome = "patch_failed"
-                report.message = failure
+                report.message = applied.complaint()
                 return report, ""
         _restore_test_files(env, task.test_patch or "")
         if (task.test_patch or "").strip():
-            failure = _apply(env, f"{work}/test.patch", task.test_patch or "")
-            if failure is not None:
-                raise InstanceError(f"the row's test_patch does not apply: {failure}")
+            applied = apply_patch(env, task.test_patch or "", fuzz=True)
+            if not applied.applied:
+                raise InstanceError(f"the row's test_patch does not apply: {applied.complaint()}")
     log_path = f"{work}/test_output.txt"
     with _timed(timings, "tests"):
-        result = env.run(
-            f"cd {repo} && ( {guard.prefix}\n{task.environment.test_cmd}\n) > {log_path} 2>&1",
-            timeout=timeout,
+        result = run_logged(
+            env, f"{guard.prefix}\n{task.environment.test_cmd}", timeout=timeout, log_path=log_path
         )
-    test_log = _read_log(env, log_path)
+    test_log = result.log
     report.test_exit_code = result.exit_code
     if result.timed_out:
         report.outcome = "timeout"
@@ -215,21 +208,6 @@ def _exit_agrees(exit_code: int | None, statuses: StatusMap) -> bool:
     return any(status in (TestStatus.FAILED, TestStatus.ERROR) for status in statuses.values())
 
 
-def _apply(env: Environment, path: str, patch: str) -> str | None:
-    """Apply a patch in the repository: None when it applied, else the tools' complaint."""
-    env.write_file(path, patch.encode("utf-8"))
-    quoted = shlex.quote(path)
-    command = (
-        f"cd {shlex.quote(env.repo_path)} && (git apply --verbose {quoted} "
-        f"|| patch --batch --fuzz={PATCH_FUZZ} -p1 -i {quoted})"
-    )
-    result = env.run(command, timeout=PATCH_TIMEOUT)
-    if result.exit_code == 0 and not result.timed_out:
-        return None
-    lines = [line for line in result.output.splitlines() if line.strip()]
-    return " | ".join(lines[-3:]) or "the patch did not apply"
-
-
 def _restore_test_files(env: Environment, test_patch: str) -> None:
     """Put the files the test patch touches back as they are at the base (as SWE-bench does), so
     a prediction that edited the tests neither blocks the test patch nor changes the tests."""
@@ -243,42 +221,6 @@ def _restore_test_files(env: Environment, test_patch: str) -> None:
         for name in files
     ]
     env.run(f"cd {shlex.quote(env.repo_path)} && " + " ; ".join(commands), timeout=PATCH_TIMEOUT)
-
-
-def _read_log(env: Environment, path: str) -> str:
-    """The end of the test log, at most MAX_LOG_BYTES, read through the sandbox's shell.
-
-    The tests could have replaced the log with a FIFO, a link to /dev/zero or a huge file, so the
-    host never opens it: only a regular file is read, in base64 chunks that each fit one command's
-    capped output, every command under a timeout."""
-    quoted = shlex.quote(path)
-    probe = env.run(f"[ -f {quoted} ] && stat -L -c %s {quoted} || echo none", timeout=READ_TIMEOUT)
-    size_text = probe.output.strip().splitlines()[-1:] or ["none"]
-    if probe.timed_out or not size_text[0].isdigit():
-        return ""
-    size = int(size_text[0])
-    start = max(0, size - MAX_LOG_BYTES)
-    chunk = max(1024, min(LOG_CHUNK_BYTES, _chunk_for(env)))
-    data = bytearray()
-    while start + len(data) < size:
-        offset = start + len(data)
-        result = env.run(
-            f"tail -c +{offset + 1} {quoted} | head -c {chunk} | base64 -w0", timeout=READ_TIMEOUT
-        )
-        try:
-            piece = base64.b64decode(result.output.strip(), validate=True)
-        except (ValueError, binascii.Error):
-            break
-        if result.timed_out or result.truncated or not piece:
-            break
-        data += piece
-    return data.decode("utf-8", errors="replace")
-
-
-def _chunk_for(env: Environment) -> int:
-    """Raw bytes per chunk whose base64 fits the environment's output cap."""
-    cap = getattr(getattr(env, "config", None), "output_cap", LOG_CHUNK_BYTES)
-    return (cap - 1024) * 3 // 4
 
 
 class _timed:

@@ -11,14 +11,13 @@ instance's own trajectory has one step per attempt and per validation, and the c
 
 from __future__ import annotations
 
-import posixpath
-import shlex
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from swe_aci.env.base import Environment
+from swe_aci.env.patch import apply_patch
 from swe_aci.models.base import ModelStats
 from swe_aci.pipeline.choose import related_tests
 from swe_aci.pipeline.config import AttemptsStrategy
@@ -29,7 +28,6 @@ from swe_aci.trajectory.exits import SUBMITTED
 from swe_aci.trajectory.files import EpisodeFiles
 from swe_aci.trajectory.result import EpisodeResult
 
-PATCH_FILE = ".git/swe-aci-attempt.patch"
 # (attempt number, temperature, wall-time limit or 0) -> the attempt's result
 RunAttempt = Callable[[int, float, float], EpisodeResult]
 
@@ -144,9 +142,9 @@ class Attempts(StagedEpisode):
             before = sandbox.run_tests(files)
             passed = None if before.timed_out else before.passed
             for number, candidate in enumerate(candidates, start=1):
-                if passed is not None and apply(environment, candidate.patch, reverse=False):
+                if passed is not None and apply_patch(environment, candidate.patch).applied:
                     candidate.regressions = len(passed - sandbox.run_tests(files).passed)
-                    apply(environment, candidate.patch, reverse=True)
+                    apply_patch(environment, candidate.patch, reverse=True)
                 self.record.step(
                     f"validate {number}/{len(candidates)}",
                     "patch tested",
@@ -169,13 +167,3 @@ class Attempts(StagedEpisode):
         if chosen is not None:
             details["chosen"] = candidates.index(chosen) + 1
         return self._end(status, summary, submission, details)
-
-
-def apply(environment: Environment, patch: str, *, reverse: bool) -> bool:
-    """`git apply` (or `-R`) the patch in the sandbox's repository; whether it applied."""
-    path = posixpath.join(environment.repo_path, PATCH_FILE)
-    environment.write_file(path, patch.encode("utf-8", "surrogateescape"))
-    flag = " -R" if reverse else ""
-    root = shlex.quote(environment.repo_path)
-    result = environment.run(f"cd {root} && git apply{flag} {shlex.quote(path)}", timeout=60)
-    return result.exit_code == 0

@@ -1,22 +1,20 @@
 """Getting a patch out of the model's reply and checking that it applies at the base commit.
 
 Extraction follows SWE-bench's order: a <patch> (or <diff>) element, then a ```diff / ```patch
-fence, then any fence holding a diff, then a bare diff in the reply. The check is `git apply
---check` in the task's environment (then with `--recount`, which forgives wrong hunk line counts,
-a common slip of models); the prediction is the repository's diff after applying, so it is
-exactly what the evaluation will apply.
+fence, then any fence holding a diff, then a bare diff in the reply. The check is applying it
+in the task's environment (`env.patch.apply_patch`: `git apply`, then with `--recount`, which
+forgives wrong hunk line counts, a common slip of models); the prediction is the repository's
+diff after applying, so it is exactly what the evaluation will apply.
 """
 
 from __future__ import annotations
 
-import posixpath
 import re
-import shlex
 from dataclasses import dataclass
 
 from swe_aci.env.base import Environment
+from swe_aci.env.patch import apply_patch
 
-PATCH_FILE = ".git/swe-aci-rag.patch"
 TAGGED = re.compile(r"<(patch|diff)>\n?(.*?)</\1>", re.DOTALL)
 FENCED = re.compile(r"```([\w+-]*)[^\n]*\n(.*?)```", re.DOTALL)
 DIFF_START = re.compile(r"^(diff --git |--- )", re.MULTILINE)
@@ -59,24 +57,12 @@ class ApplyResult:
 
 
 def apply_diff(env: Environment, diff: str) -> ApplyResult:
-    """Check `diff` in the repository at its base and apply it; never raises for a bad diff."""
-    patch_path = posixpath.join(env.repo_path, PATCH_FILE)
-    env.write_file(patch_path, diff.encode())
-    quoted = shlex.quote(patch_path)
-    failure = ""
-    for method in ("git apply", "git apply --recount"):
-        check = env.run(f"{method} --check {quoted}", timeout=60)
-        if check.exit_code != 0:
-            failure = failure or check.output.strip()
-            continue
-        applied = env.run(f"{method} {quoted}", timeout=60)
-        if applied.exit_code != 0:
-            failure = applied.output.strip()
-            continue
-        env.run(f"rm -f {quoted}", timeout=30)
-        model_patch = env.diff()
-        if not model_patch.strip():
-            return ApplyResult("", None, "the diff changes nothing")
-        return ApplyResult(model_patch, method, None)
-    first_lines = " ".join(failure.splitlines()[:3])[:REASON_CHARS]
-    return ApplyResult("", None, f"git apply --check failed: {first_lines or 'no output'}")
+    """Apply `diff` in the repository at its base (`git apply`, then `--recount`); never raises
+    for a bad diff."""
+    applied = apply_patch(env, diff)
+    if not applied.applied:
+        return ApplyResult("", None, f"git apply failed: {applied.complaint()[:REASON_CHARS]}")
+    model_patch = env.submission().patch
+    if not model_patch.strip():
+        return ApplyResult("", None, "the diff changes nothing")
+    return ApplyResult(model_patch, applied.method, None)
