@@ -28,6 +28,7 @@ from swe_aci.env.diff import patch_paths
 from swe_aci.env.factory import make_environment
 from swe_aci.env.logged import run_logged
 from swe_aci.env.patch import apply_patch
+from swe_aci.evaluate.eval_script import eval_script_problem, run_eval_script
 from swe_aci.evaluate.grading import GradingMode, grade, parse_for
 from swe_aci.evaluate.integrity import integrity_of
 from swe_aci.evaluate.parsers import PARSERS, StatusMap, TestStatus
@@ -53,10 +54,18 @@ class InstanceError(Exception):
     """The harness could not evaluate an instance (one line; the instance's outcome is error)."""
 
 
-def evaluation_problem(task: Task) -> str | None:
+def evaluation_problem(task: Task, grading: GradingMode = "lenient") -> str | None:
     """Why a task cannot be evaluated, or None."""
+    if task.eval_script is not None:
+        return eval_script_problem(task, grading)
     recipe = task.environment
-    if recipe is None or not recipe.test_cmd:
+    if recipe is None:
+        return (
+            "the row has neither an eval_script nor an environment recipe (an official SWE-bench "
+            "4.x row?): grade it from its SWE-bench 5 row or task repository, which carry "
+            "eval_script, log_parser and eval_type"
+        )
+    if not recipe.test_cmd:
         return "the row has no environment.test_cmd: nothing to run its tests with"
     if not recipe.log_parser or recipe.log_parser not in PARSERS:
         return f"the row's environment.log_parser must be one of {', '.join(sorted(PARSERS))}"
@@ -98,7 +107,7 @@ def evaluate_instance(
     )
     test_log = ""
     try:
-        problem = evaluation_problem(task)
+        problem = evaluation_problem(task, grading)
         if problem is not None:
             raise InstanceError(problem)
         with _timed(timings, "environment"):
@@ -138,6 +147,8 @@ def _evaluate_in(
 ) -> tuple[InstanceReport, str]:
     work = f"/tmp/swe-aci-eval-{secrets.token_hex(8)}"
     try:
+        if task.eval_script is not None:
+            return run_eval_script(env, task, patch, timeout, report, timings, work)
         return _apply_and_test(env, task, patch, timeout, report, timings, work)
     finally:
         env.run(f"rm -rf {work}", timeout=PATCH_TIMEOUT)

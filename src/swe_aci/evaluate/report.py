@@ -45,6 +45,8 @@ class InstanceReport(BaseModel):
     grading: GradingMode = "lenient"
     strict: bool = False
     integrity: Integrity = Integrity()
+    # swebench's own report of a SWE-bench 5 row graded under `--grading swebench`
+    swebench_report: dict[str, Any] | None = None
 
     @property
     def resolved(self) -> bool:
