@@ -109,7 +109,7 @@ def write_task(root: Path, instance_id: str, *, eval_type: str, split: str = "te
         "base_commit": commit,
         "split": split,
         "datasets": ["calc-bench"],
-        "image": f"swe-aci-test/sweb.eval.x86_64.{instance_id}:latest",
+        "image": f"swebench/sweb.eval.x86_64.{instance_id.replace('__', '_1776_')}:latest",
         "log_parser": "parse_log_django",
         "eval_type": eval_type,
     }

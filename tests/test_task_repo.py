@@ -48,6 +48,12 @@ def test_a_task_repository_loads_as_swebench_reads_it(repo: Path) -> None:
         assert task.task_dir == str(repo / "tasks" / task.instance_id)
 
 
+def test_swebench_finds_the_test_repository_well_formed(repo: Path) -> None:
+    from swebench.task.checks import check_task_repo, errors
+
+    assert errors(check_task_repo(repo)) == []
+
+
 def test_swebench_makes_its_test_spec_from_our_row(repo: Path) -> None:
     from swebench.harness.utils import make_test_spec
 
@@ -217,6 +223,7 @@ def built_repo(repo: Path):
 
 
 @pytest.mark.docker
+@pytest.mark.timeout(600)
 @pytest.mark.parametrize("grading", ["lenient", "swebench"])
 def test_gold_resolves_and_empty_does_not_in_the_tasks_own_images(
     built_repo: Path, tmp_path: Path, grading: str, monkeypatch: pytest.MonkeyPatch
@@ -241,3 +248,73 @@ def test_gold_resolves_and_empty_does_not_in_the_tasks_own_images(
                 key: resolved["swebench_report"]["tests_status"][key]
                 for key in ("FAIL_TO_FAIL", "PASS_TO_FAIL")
             }
+
+
+def _outcomes(reports: dict) -> dict:
+    return {
+        instance_id: (entry[instance_id]["resolved"], entry[instance_id].get("tests_status"))
+        for instance_id, entry in reports.items()
+    }
+
+
+@pytest.mark.docker
+@pytest.mark.timeout(1800)
+def test_the_small_bug_set_exported_as_a_task_repository_grades_as_the_original(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import subprocess
+    import sys
+
+    from swebench.task.repo import load_task_repo
+
+    monkeypatch.chdir(tmp_path)
+    rows = Path(__file__).parents[1] / "datasets" / "small_bugs.jsonl"
+    exported = tmp_path / "small-bugs-repo"
+    command = [sys.executable, "-m", "swe_aci", "tasks", "export", str(exported)]
+    command += ["--format", "swebench5", "--instances", str(rows), "--dataset", "small-bugs"]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=1800)
+    assert result.returncode == 0, result.stderr[-2000:]
+    from swebench.task.checks import check_task_repo, errors
+
+    assert errors(check_task_repo(exported)) == []
+    original = load_tasks(rows).tasks
+    assert sorted(row["instance_id"] for row in load_task_repo(exported)) == sorted(
+        task.instance_id for task in original
+    )
+    try:
+        theirs = _outcomes(_evaluate("gold", rows, tmp_path / "original", "lenient"))
+        ours = _outcomes(_evaluate("gold", exported, tmp_path / "exported", "lenient"))
+    finally:
+        import docker
+
+        client = docker.from_env()
+        for task in load_tasks(exported).tasks:
+            with contextlib.suppress(docker.errors.ImageNotFound):
+                client.images.remove(task.image or "", force=True)
+    assert ours == theirs
+    assert all(resolved for resolved, _ in ours.values())
+
+
+@pytest.mark.docker
+@pytest.mark.timeout(600)
+def test_a_scripted_agent_fixes_a_task_of_the_repository_in_its_image_and_is_graded(
+    built_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from typer.testing import CliRunner
+
+    from swe_aci.cli import app
+
+    monkeypatch.chdir(tmp_path)
+    edit = "DISCUSSION\nFix it.\n```\nsed -i 's/a - b/a + b/' calc.py\n```\n"
+    submit = "DISCUSSION\nDone.\n```\nsubmit\n```\n"
+    out = tmp_path / "run"
+    args = ["batch", "--instances", str(built_repo), "--output-dir", str(out), "--env", "docker"]
+    args += ["--filter", "calc__a-1", "--evaluate"]
+    args += ["--set", "model.name=scripted", "--set", f"model.script={json.dumps([edit, submit])}"]
+    result = CliRunner(env={"NO_COLOR": "1", "COLUMNS": "200"}).invoke(app, args)
+    assert result.exit_code == 0, result.output
+    prediction = json.loads((out / "preds.json").read_text())["calc__a-1"]
+    assert "+    return a + b" in prediction["model_patch"]
+    assert "tests/" not in prediction["model_patch"]  # the agent never saw the test patch
+    report = json.loads((out / "evaluation" / "report.json").read_text())
+    assert report["resolved_ids"] == ["calc__a-1"]

@@ -171,7 +171,9 @@ def build_task_image(
 ) -> str:
     with tempfile.TemporaryDirectory(prefix=f"{PREFIX}{os.getpid()}-taskimage-") as scratch:
         context = Path(scratch)
-        commit, lines = task_build_context(task, interpreter, python_image, context, cache_root, log)
+        commit, lines = task_build_context(
+            task, interpreter, python_image, context, cache_root, log
+        )
         lines.append(f"LABEL {COMMIT_LABEL}={commit} swe-aci.recipe={image.rsplit(':', 1)[-1]}")
         run_build(client, context, lines, image, log)
     return commit

@@ -11,8 +11,8 @@ machine and is graded by SWE-bench's own harness or by swe-aci.
 
 from __future__ import annotations
 
+import hashlib
 import json
-import secrets
 import shlex
 import shutil
 from collections.abc import Callable
@@ -25,6 +25,7 @@ from swe_aci.env.diff import patch_paths
 from swe_aci.recipes.cache import BuildLog, default_cache_dir
 from swe_aci.recipes.errors import RecipeError
 from swe_aci.recipes.interpreter import find_interpreter
+from swe_aci.recipes.workspace import official_image
 from swe_aci.tasks import Task
 from swe_aci.tasks.task_repo import (
     AS_FILE,
@@ -52,11 +53,6 @@ class Exported:
     skipped: list[str]  # "id: why"
 
 
-def image_name(instance_id: str) -> str:
-    """SWE-bench's naming of an instance's image, in swe-aci's namespace."""
-    return f"swe-aci/sweb.eval.x86_64.{instance_id}:latest".lower().replace("__", "_1776_")
-
-
 def eval_script(task: Task, base_commit: str) -> str:
     """SWE-bench's eval script of a recipe row."""
     recipe = task.environment
@@ -71,7 +67,8 @@ def eval_script(task: Task, base_commit: str) -> str:
     ]
     lines = ["#!/bin/bash", "set -uxo pipefail", "cd /testbed", *reset]
     if test_patch.strip():
-        delimiter = f"EOF_{secrets.token_hex(6)}"
+        # a line the patch cannot hold: it would have to contain its own digest
+        delimiter = f"EOF_{hashlib.sha256(test_patch.encode()).hexdigest()[:16]}"
         lines += [f"git apply --verbose - <<'{delimiter}'", test_patch.rstrip("\n"), delimiter]
     lines += [f": '{START_TEST_OUTPUT}'", recipe.test_cmd, f": '{END_TEST_OUTPUT}'", *reset]
     return "\n".join(lines) + "\n"
@@ -103,7 +100,9 @@ def export_task_repo(
     for task in tasks:
         recipe = task.environment
         if recipe is None or not recipe.test_cmd or not recipe.log_parser:
-            skipped.append(f"{task.instance_id}: no environment recipe with test_cmd and log_parser")
+            skipped.append(
+                f"{task.instance_id}: no environment recipe with test_cmd and log_parser"
+            )
             continue
         task_dir = out / TASKS_DIR / task.instance_id
         task_dir.mkdir(parents=True)
@@ -137,7 +136,7 @@ def write_task_files(task: Task, task_dir: Path, commit: str, dataset: str, spli
         "base_commit": commit,
         "split": split,
         "datasets": [dataset],
-        "image": image_name(task.instance_id),
+        "image": official_image(task.instance_id),  # the name swebench derives
         "log_parser": SWEBENCH_PARSER_NAMES[recipe.log_parser],
         "eval_type": task.eval_type,
     }
