@@ -231,3 +231,16 @@ def grade(
         return results
 
     return Grade(FAIL_TO_PASS=split(fail_to_pass, PASSING), PASS_TO_PASS=split(pass_to_pass, KEPT))
+
+
+def broken_run(exit_code: int | None, statuses: StatusMap) -> str | None:
+    """Why a test run's results cannot be graded, or None. As SWE-bench 5: a run that reports no
+    test ran nothing (a broken command, a collection that found nothing), and a failing exit
+    status with no failing test in the log means the run broke off (a crash, an interpreter error
+    after the summary) or the log is not the run's."""
+    if not statuses:
+        return f"the test command ran no test (exit code {exit_code})"
+    failed = any(status in (TestStatus.FAILED, TestStatus.ERROR) for status in statuses.values())
+    if exit_code not in (None, 0) and not failed:
+        return f"the tests exited with code {exit_code} and no test failed"
+    return None

@@ -27,15 +27,17 @@ from swe_aci.env.diff import patch_paths
 from swe_aci.env.factory import make_environment
 from swe_aci.env.logged import read_log, run_logged
 from swe_aci.env.patch import apply_patch
+from swe_aci.evaluate.eval_script import eval_script_problem, run_eval_script
 from swe_aci.evaluate.grading import (
     GradingMode,
     SwebenchParseError,
     SwebenchRow,
+    broken_run,
     grade,
     parse_for,
 )
 from swe_aci.evaluate.integrity import integrity_of
-from swe_aci.evaluate.parsers import PARSERS, StatusMap, TestStatus
+from swe_aci.evaluate.parsers import PARSERS
 from swe_aci.evaluate.report import (
     InstanceReport,
     instance_dir,
@@ -62,10 +64,18 @@ class InstanceError(Exception):
     """The harness could not evaluate an instance (one line; the instance's outcome is error)."""
 
 
-def evaluation_problem(task: Task) -> str | None:
+def evaluation_problem(task: Task, grading: GradingMode = "lenient") -> str | None:
     """Why a task cannot be evaluated, or None."""
+    if task.eval_script is not None:
+        return eval_script_problem(task, grading)
     recipe = task.environment
-    if recipe is None or not recipe.test_cmd:
+    if recipe is None:
+        return (
+            "the row has neither an eval_script nor an environment recipe (an official SWE-bench "
+            "4.x row?): grade it from its SWE-bench 5 row or task repository, which carry "
+            "eval_script, log_parser and eval_type"
+        )
+    if not recipe.test_cmd:
         return "the row has no environment.test_cmd: nothing to run its tests with"
     if not recipe.log_parser or recipe.log_parser not in PARSERS:
         return f"the row's environment.log_parser must be one of {', '.join(sorted(PARSERS))}"
@@ -173,7 +183,7 @@ def _evaluate_once(
     )
     test_log = ""
     try:
-        problem = evaluation_problem(task)
+        problem = evaluation_problem(task, grading)
         if problem is not None:
             raise InstanceError(problem)
         with _timed(timings, "environment"):
@@ -212,6 +222,8 @@ def _evaluate_in(
 ) -> tuple[InstanceReport, str]:
     work = f"/tmp/swe-aci-eval-{secrets.token_hex(8)}"
     try:
+        if task.eval_script is not None:
+            return run_eval_script(env, task, patch, timeout, report, timings, work)
         return _apply_and_test(env, task, patch, timeout, report, timings, work)
     finally:
         env.run(f"chmod u+rwx {work} 2>/dev/null; rm -rf {work}", timeout=PATCH_TIMEOUT)
@@ -285,19 +297,6 @@ def _apply_and_test(
         paths = ", ".join(flag.path for flag in report.integrity.flagged)
         report.message = f"strict: the prediction changes files that can change the tests: {paths}"
     return report, test_log
-
-
-def broken_run(exit_code: int | None, statuses: StatusMap) -> str | None:
-    """Why a test run's results cannot be graded, or None. As SWE-bench 5: a run that reports no
-    test ran nothing (a broken command, a collection that found nothing), and a failing exit
-    status with no failing test in the log means the run broke off (a crash, an interpreter error
-    after the summary) or the log is not the run's."""
-    if not statuses:
-        return f"the test command ran no test (exit code {exit_code})"
-    failed = any(status in (TestStatus.FAILED, TestStatus.ERROR) for status in statuses.values())
-    if exit_code not in (None, 0) and not failed:
-        return f"the tests exited with code {exit_code} and no test failed"
-    return None
 
 
 def _restore_test_files(env: Environment, test_patch: str) -> None:

@@ -59,6 +59,8 @@ class InstanceReport(BaseModel):
     runs: int = 1
     run_outcomes: list[Outcome] = []
     flaky_tests: list[str] = []
+    # swebench's own report of a SWE-bench 5 row graded under `--grading swebench`
+    swebench_report: dict[str, Any] | None = None
 
     @property
     def resolved(self) -> bool:

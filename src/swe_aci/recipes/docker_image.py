@@ -170,52 +170,78 @@ def build_task_image(
     cache_root: Path,
     log: BuildLog,
 ) -> str:
-    recipe = task.environment
-    assert recipe is not None
     with tempfile.TemporaryDirectory(prefix=f"{PREFIX}{os.getpid()}-taskimage-") as scratch:
         context = Path(scratch)
-        tree = context / "tree" / tree_name(task)
-        tree.parent.mkdir()
-        commit = build_base_tree(task, tree, cache_root / "sdists", log)
-        lines = [f"FROM {python_image}"]
-        if recipe.toolchains:  # first: the layer is shared by the recipes naming the same ones
-            lines.append(apt_install(" ".join(debian_packages(recipe.toolchains))))
-        lines += [
-            f"RUN {interpreter.executable} -m venv {VENV}",
-            f"ENV VIRTUAL_ENV={VENV} PATH={VENV}/bin:$PATH",
-            f"COPY tree/{tree.name}/ {REPO_DIR}/",
-            f"WORKDIR {REPO_DIR}",
-        ]
-        build_env = ["env", f"PIP_INDEX_URL={index_url()}", "PIP_DISABLE_PIP_VERSION_CHECK=1"]
-        if bundle := ca_bundle():
-            shutil.copy(bundle, context / "host-ca.crt")
-            lines.append("COPY host-ca.crt /etc/ssl/certs/swe-aci-host-ca.crt")
-            certificate = "/etc/ssl/certs/swe-aci-host-ca.crt"
-            build_env += [f"PIP_CERT={certificate}", f"SSL_CERT_FILE={certificate}"]
-        lines += [
-            f"RUN {json.dumps([*build_env, 'bash', '-c', command])}" for command in recipe.install
-        ]
-        lines.append(  # what the install left untracked is ignored, as on the host
-            "RUN git -c safe.directory='*' ls-files --others --directory | sed 's|^|/|' "
-            ">> .git/info/exclude"
+        commit, lines = task_build_context(
+            task, interpreter, python_image, context, cache_root, log
         )
         lines.append(f"LABEL {COMMIT_LABEL}={commit} swe-aci.recipe={image.rsplit(':', 1)[-1]}")
         run_build(client, context, lines, image, log)
     return commit
 
 
+def task_build_context(
+    task: Task,
+    interpreter: Interpreter,
+    python_image: str,
+    context: Path,
+    cache_root: Path,
+    log: Callable[[str], None],
+) -> tuple[str, list[str]]:
+    """Fill `context` with the recipe's base tree (and the host's CA bundle, for pip) and return
+    the base commit and the Dockerfile lines that build the recipe's environment from it: a
+    virtualenv at /opt/venv on the interpreter image, the tree at /testbed, the install steps."""
+    recipe = task.environment
+    assert recipe is not None
+    tree = context / "tree" / tree_name(task)
+    tree.parent.mkdir(parents=True)
+    commit = build_base_tree(task, tree, cache_root / "sdists", log)
+    lines = [f"FROM {python_image}"]
+    if recipe.toolchains:  # first: the layer is shared by the recipes naming the same ones
+        lines.append(apt_install(" ".join(debian_packages(recipe.toolchains))))
+    lines += [
+        f"RUN {interpreter.executable} -m venv {VENV}",
+        f"ENV VIRTUAL_ENV={VENV} PATH={VENV}/bin:$PATH",
+        f"COPY tree/{tree.name}/ {REPO_DIR}/",
+        f"WORKDIR {REPO_DIR}",
+    ]
+    build_env = ["env", f"PIP_INDEX_URL={index_url()}", "PIP_DISABLE_PIP_VERSION_CHECK=1"]
+    if bundle := ca_bundle():
+        shutil.copy(bundle, context / "host-ca.crt")
+        lines.append("COPY host-ca.crt /etc/ssl/certs/swe-aci-host-ca.crt")
+        certificate = "/etc/ssl/certs/swe-aci-host-ca.crt"
+        build_env += [f"PIP_CERT={certificate}", f"SSL_CERT_FILE={certificate}"]
+    lines += [
+        f"RUN {json.dumps([*build_env, 'bash', '-c', command])}" for command in recipe.install
+    ]
+    lines.append(  # what the install left untracked is ignored, as on the host
+        "RUN git -c safe.directory='*' ls-files --others --directory | sed 's|^|/|' "
+        ">> .git/info/exclude"
+    )
+    return commit, lines
+
+
 def run_build(client: Any, context: Path, lines: list[str], tag: str, log: BuildLog) -> None:
     """`docker build` of `lines` in `context`, its output in the log. Every layer carries this
     process's pid, so the untagged layers of a build it did not finish are found and removed."""
-    import docker
-
     owner = f"LABEL {OWNER_LABEL}={os.getpid()}"
     (context / "Dockerfile").write_text("\n".join([lines[0], owner, *lines[1:]]) + "\n")
+    stream_build(client, context, tag, log)
+
+
+def stream_build(
+    client: Any, context: Path, tag: str, log: BuildLog, labels: dict[str, str] | None = None
+) -> None:
+    """`docker build` of the context's Dockerfile, its output in the log; RecipeError with the
+    engine's last line when it fails."""
+    import docker
+
     log(f"docker build {tag}")
-    api = client.api
     error = None
     try:
-        for chunk in api.build(path=str(context), tag=tag, rm=True, forcerm=True, decode=True):
+        for chunk in client.api.build(
+            path=str(context), tag=tag, rm=True, forcerm=True, decode=True, labels=labels
+        ):
             if "stream" in chunk and chunk["stream"].strip():
                 log(chunk["stream"].rstrip())
             if "error" in chunk:

@@ -37,7 +37,14 @@ def task_workspace(
     cache_root = (cache_dir or default_cache_dir()).expanduser().resolve()
     if task.environment is None:
         image = task.image or official_image(task.instance_id)
-        return image_environment(task, env_config, image, official=task.image is None)
+        workspace = image_environment(task, env_config, image, official=task.image is None)
+        if task.task_dir is not None:
+            from swe_aci.recipes.task_image import ensure_task_image
+
+            ensure_task_image(image, Path(task.task_dir), cache_root, log, task.instance_id)
+        else:
+            ensure_image(image, task.instance_id)
+        return workspace
     try:
         backend = resolve_backend(env_config)
     except SandboxError as error:
@@ -66,7 +73,8 @@ def task_workspace(
 def image_environment(
     task: Task, env_config: EnvConfig, image: str, *, official: bool
 ) -> Workspace:
-    """A prebuilt image holding the repository at `repo_dir` (docker only; `auto` means docker)."""
+    """A prebuilt image holding the repository at `repo_dir` (docker only; `auto` means docker);
+    the caller makes sure the image is there."""
     what = "the official SWE-bench image" if official else f"image {image}"
     if env_config.backend == "auto":
         env_config = env_config.model_copy(update={"backend": "docker"})
@@ -75,7 +83,6 @@ def image_environment(
             f"{task.instance_id} runs in {what}: use the docker backend (--env docker), "
             "or give the row an environment recipe"
         )
-    ensure_image(image, task.instance_id)
     config = env_config.model_copy(
         update={
             "image": image,

@@ -1,4 +1,5 @@
-"""Reading task files (JSON list, JSONL, YAML list; or a saved Hugging Face dataset) into Tasks.
+"""Reading task files (JSON list, JSONL, YAML list; a saved Hugging Face dataset; or a SWE-bench 5
+task repository, `task_repo.py`) into Tasks.
 
 A malformed row is reported (file, line or index, id, what is wrong) and left out; the others load.
 Only a file that cannot be used at all raises TaskFileError.
@@ -18,6 +19,7 @@ import yaml
 from pydantic import ValidationError
 
 from swe_aci.tasks.models import Task
+from swe_aci.tasks.task_repo import TaskRepoError, UnreadableTask, is_task_repo, read_task_repo
 
 TOO_DEEP = "nested too deeply to read (a task row is a flat object)"
 
@@ -54,13 +56,20 @@ def load_tasks(
     slice: str | None = None,
     shuffle: bool = False,
     seed: int = 0,
+    dataset: str | None = None,
+    split: str | None = None,
 ) -> TaskSet:
     """Load, validate and select tasks. Selection order: shuffle (seeded), filter (a regex searched
-    in the instance id), then slice (Python `A:B[:C]` over what is left)."""
+    in the instance id), then slice (Python `A:B[:C]` over what is left). `dataset` and `split`
+    choose among what a task repository publishes (default: all of it)."""
     pattern = compile_filter(filter)
     selection = parse_slice(slice)
     file = Path(path).expanduser()
-    rows, source_hash = read_rows(file)
+    if (dataset or split) and not is_task_repo(file):
+        raise TaskFileError(
+            f"--dataset and --split choose from a task repository; {file} is not one"
+        )
+    rows, source_hash = read_rows(file, dataset=dataset, split=split)
     tasks: list[Task] = []
     problems: list[RowProblem] = []
     seen: set[str] = set()
@@ -104,7 +113,7 @@ def load_task(spec: str) -> Task:
 def parse_row(row: Any, base_dir: Path) -> Task:
     """Validate one row; a relative `path` source becomes absolute against the task file's
     directory. Raises ValueError with a one-line reason."""
-    if isinstance(row, InvalidLine):
+    if isinstance(row, InvalidLine | UnreadableTask):
         raise ValueError(row.reason)
     if not isinstance(row, dict):
         raise ValueError(f"a row must be an object, not {type(row).__name__}")
@@ -127,10 +136,18 @@ def describe(error: ValidationError) -> str:
     return f"{where}: {message}"
 
 
-def read_rows(file: Path) -> tuple[list[tuple[str, Any]], str]:
+def read_rows(
+    file: Path, *, dataset: str | None = None, split: str | None = None
+) -> tuple[list[tuple[str, Any]], str]:
     """(location, row) pairs and the sha256 of what was read."""
     if not file.exists() and looks_like_dataset_name(str(file)):
         return read_dataset(str(file))
+    if is_task_repo(file):
+        try:
+            rows = read_task_repo(file, dataset=dataset, split=split)
+        except TaskRepoError as error:
+            raise TaskFileError(str(error)) from None
+        return rows, rows_digest(rows)
     try:
         data = file.read_bytes()
     except FileNotFoundError:
@@ -138,7 +155,10 @@ def read_rows(file: Path) -> tuple[list[tuple[str, Any]], str]:
     except IsADirectoryError:
         if (file / "dataset_info.json").is_file() or (file / "dataset_dict.json").is_file():
             return read_dataset(str(file))
-        raise TaskFileError(f"task file is a directory: {file}") from None
+        raise TaskFileError(
+            f"task file is a directory: {file} (neither a task repository with sweb.yaml "
+            "nor a saved dataset)"
+        ) from None
     except OSError as error:
         raise TaskFileError(f"cannot read task file {file}: {error.strerror}") from None
     digest = hashlib.sha256(data).hexdigest()
@@ -162,6 +182,12 @@ def read_rows(file: Path) -> tuple[list[tuple[str, Any]], str]:
     if text.lstrip().startswith("{"):
         return read_jsonl(file, text), digest
     return as_list(file, load_yaml(file, text)), digest
+
+
+def rows_digest(rows: list[tuple[str, Any]]) -> str:
+    """The sha256 of rows read from several files (a task repository)."""
+    text = json.dumps(rows, sort_keys=True, default=repr)
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def read_jsonl(file: Path, text: str) -> list[tuple[str, Any]]:

@@ -17,6 +17,9 @@ LogParser = Literal[
 ]  # fmt: skip
 ToolchainName = Literal["node", "go", "rust", "java", "php", "ruby", "c"]
 RevertField = Literal["patch", "test_patch"]
+# SWE-bench 5's grading of a row: `pass_and_fail` needs every FAIL_TO_PASS test to pass and every
+# PASS_TO_PASS test kept; `fail_only` needs only that none of them is reported failed.
+EvalType = Literal["pass_and_fail", "fail_only"]
 
 
 class Source(BaseModel):
@@ -83,6 +86,15 @@ class Task(BaseModel):
     image: str | None = None
     repo_dir: str = Field("/testbed", pattern=r"^/")
     environment: Recipe | None = None
+    version: str = ""
+    # SWE-bench 5 rows: the script that applies the test patch and runs the tests between
+    # SWE-bench's markers, the name of the swebench parser of its log, and how it is graded.
+    eval_script: str | None = None
+    log_parser: str | None = Field(None, pattern=r"^parse_log_\w+$")
+    eval_type: EvalType = "pass_and_fail"
+    # A task repository's task directory: its Dockerfile (the build context of `image`) and its
+    # `test_assets/`. Set by the task-repository reader, not by a row.
+    task_dir: str | None = Field(None, exclude=True)
 
     @field_validator("instance_id")
     @classmethod
@@ -106,4 +118,10 @@ class Task(BaseModel):
     def _one_environment(self) -> Task:
         if self.image and self.environment:
             raise ValueError("a row has an image or an environment recipe, not both")
+        if self.eval_script is not None and self.environment is not None:
+            raise ValueError(
+                "a row has an eval_script (SWE-bench 5) or an environment recipe, not both"
+            )
+        if self.eval_script is not None and not self.log_parser:
+            raise ValueError("a row with an eval_script needs its log_parser")
         return self
