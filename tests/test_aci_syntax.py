@@ -17,7 +17,8 @@ from typing import NamedTuple
 import pytest
 
 from fixtures.aci.support import Session, run, sessions
-from swe_aci.aci import ACI, syntax
+from swe_aci.aci import syntax
+from swe_aci.aci.interface import ACI
 from swe_aci.aci.syntax import Grammar, ParseError
 
 UPDATED = "Edit the file again if necessary."
@@ -322,7 +323,7 @@ def test_languages_come_from_file_names(path: str, language: str | None) -> None
 def test_importing_the_interface_and_the_help_load_no_grammar() -> None:
     program = (
         "import sys, swe_aci, swe_aci.aci, swe_aci.aci.editor\n"
-        "from swe_aci.aci import ACI\n"
+        "from swe_aci.aci.interface import ACI\n"
         "from swe_aci.cli import main\n"
         "sys.argv = ['swe-aci', '--help']\n"
         "try:\n    main()\nexcept SystemExit:\n    pass\n"
