@@ -167,9 +167,26 @@ def run_episode(
     run holds it); the episode's files replace those of any earlier run of the same instance.
     """
     check_instance_id(instance_id)
+    check_requirements(config)
     run = _Run(config, workspace, problem_statement, instance_id, output_dir, on_step, on_progress)
     with instance_lock(output_dir / instance_id):
         return RUNNERS[config.strategy.type](run)
+
+
+def missing_requirements(config: EpisodeConfig) -> str | None:
+    """One line naming the packages the model or the strategy needs that are not installed."""
+    from swe_aci.pipeline.requirements import missing_packages
+
+    return missing_packages(config.model, config.strategy)
+
+
+def check_requirements(config: EpisodeConfig) -> None:
+    """ModelConfigError (one line; a batch stops on it once) when a package the model or the
+    strategy needs is not installed, before any sandbox opens or model loads."""
+    from swe_aci.models.base import ModelConfigError
+
+    if problem := missing_requirements(config):
+        raise ModelConfigError(problem)
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ import posixpath
 import re
 from dataclasses import dataclass, field
 
+from swe_aci.env.diff import file_headers
 from swe_aci.pipeline.repair import Edit
 from swe_aci.pipeline.skeleton import Location
 from swe_aci.rag.documents import Document, is_test_path
@@ -108,3 +109,23 @@ def documents_of(tree: dict[str, str], extensions: tuple[str, ...] = (".py",)) -
         for path, text in sorted(tree.items())
         if path.endswith(extensions) and not is_test_path(path)
     ]
+
+
+IMPORT_LINE = re.compile(r"^\+\s*(?:from\s+([\w.]+)\s+import|import\s+([\w.]+))", re.MULTILINE)
+
+
+def scratch_only(patch: str) -> bool:
+    """Whether the patch only adds new files that no other file of it imports (an agent's
+    `reproduce.py` and the like): it changes nothing of the repository's code."""
+    headers = file_headers(patch)
+    if not headers or any(header.old is not None for header in headers):
+        return False
+    imported = {
+        part
+        for match in IMPORT_LINE.finditer(patch)
+        for name in match.groups()
+        if name
+        for part in name.split(".")
+    }
+    stems = [posixpath.splitext(posixpath.basename(header.new or ""))[0] for header in headers]
+    return not any(stem in imported for stem in stems if stem != "__init__")
