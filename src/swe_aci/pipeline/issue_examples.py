@@ -224,9 +224,9 @@ def inline_tests(issue: str, importable: dict[str, str]) -> list[list[str]]:
             call = match.group(1) or match.group(2)
             tree = parse(call)
             root = call.split("(")[0].split(".")[0]
-            if tree and isinstance(tree.body[0], ast.Expr) and root in importable:
-                if call not in calls:
-                    calls.append(call)
+            expression = tree is not None and isinstance(tree.body[0], ast.Expr)
+            if expression and root in importable and call not in calls:
+                calls.append(call)
         if not calls:
             continue
         pairs = segment_pairs(paragraph, calls)
