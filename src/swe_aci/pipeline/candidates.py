@@ -84,8 +84,8 @@ class Target:
 
 def search_order(candidates: list[Location], locations_tried: int) -> list[Target]:
     """The targets in the order they are tried: the best `locations_tried` candidates one by
-    one, then the first two together."""
+    one, then (when more than one is tried) the first two together."""
     order = [Target((location,)) for location in candidates[:locations_tried]]
-    if len(candidates) > 1:
+    if len(order) > 1:
         order.append(Target((candidates[0], candidates[1])))
     return order

@@ -49,10 +49,14 @@ class Group:
 
     def describe(self) -> str:
         reproduction = {True: "passes", False: "fails", None: "not run"}[self.reproduced]
-        regressions = "no regression signal" if self.regressions is None else str(self.regressions)
+        regressions = (
+            "no regression signal"
+            if self.regressions is None
+            else f"regressions {self.regressions}"
+        )
         return (
             f"samples {','.join(map(str, self.samples))} ({self.edit.source}): reproduction "
-            f"test {reproduction}, regressions {regressions}, {self.size} diff lines"
+            f"test {reproduction}, {regressions}, {self.size} diff lines"
         )
 
 

@@ -51,7 +51,10 @@ def accepted_issue_tests(
     """The issue tests that failed on the issue in both runs at the base, and why each other
     one was dropped. An exception the issue itself shows (`NameError` in its traceback) is a
     failure on the issue, not a broken test."""
-    accepted, dropped = [], {}
+    accepted: list[str] = []
+    dropped: dict[str, str] = {}
+    if not first.statuses:
+        return accepted, {"all": "the tests did not run (collection error)"}
     for test in sorted(first.statuses):
         name = test.rpartition("::")[2]
         statuses = (first.statuses.get(test), second.statuses.get(test))
