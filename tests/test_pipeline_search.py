@@ -259,3 +259,16 @@ def test_the_tests_importing_the_changed_module_come_first() -> None:
 )
 def test_addopts_is_found_where_pytest_reads_it(configs: dict[str, str], expected: bool) -> None:
     assert overrides_addopts(configs) is expected
+
+
+def test_the_issues_traceback_frames_come_first_in_localization() -> None:
+    documents = [
+        Document("pkg/slug.py", SLUG),
+        Document("pkg/other.py", "def slug_words(text):\n    return text.split()\n"),
+    ]
+    issue = (
+        "slug words break\n\nTraceback (most recent call last):\n"
+        '  File "/usr/lib/site-packages/pkg/slug.py", line 14, in join\nTypeError: boom\n'
+    )
+    found = candidate_locations(issue, documents, 1, 10)
+    assert found[0].label == "pkg/slug.py::Style.join"  # the frame's file, then its function
