@@ -211,7 +211,12 @@ class _SharedServers:
                     self.servers[key] = (known, max(count - 1, 0))
                     return
 
-    def _stop_idle(self, keep: str) -> None:
+    def stop_idle(self) -> None:
+        """Stop the servers nobody uses now."""
+        with self.lock:
+            self._stop_idle(keep=None)
+
+    def _stop_idle(self, keep: str | None) -> None:
         for key, (known, count) in list(self.servers.items()):
             if count == 0 and key != keep:
                 del self.servers[key]
