@@ -12,6 +12,9 @@ import builtins
 import re
 from dataclasses import dataclass, field
 
+from swe_aci.pipeline.skeleton import module_name, parse
+from swe_aci.rag.documents import is_test_path
+
 PROMPT = re.compile(r"^\s*>>> ?(.*)$")
 CONTINUATION = re.compile(r"^\s*\.\.\. ?(.*)$")
 EXCEPTION_LINE = re.compile(r"^\s*([A-Za-z_][\w.]*(?:Error|Exception|Warning|Exit|Interrupt))\b:?")
@@ -61,13 +64,6 @@ class Mentions:
 
     paths: tuple[str, ...]
     names: tuple[str, ...]
-
-
-def parse(source: str) -> ast.Module | None:
-    try:
-        return ast.parse(source)
-    except (SyntaxError, ValueError):
-        return None
 
 
 def literal(text: str) -> str | None:
@@ -307,3 +303,17 @@ def mentions(issue: str) -> Mentions:
     paths = [path for path, _ in reversed(frames)] + PATH.findall(issue)
     names = [name for _, name in reversed(frames) if name != "<module>"]
     return Mentions(tuple(dict.fromkeys(paths)), tuple(dict.fromkeys(names)))
+
+
+def importable_names(tree: dict[str, str]) -> dict[str, str]:
+    """Each top-level function and class name of the source files -> the module defining it
+    (the first one): what a test built from the issue's sentences may import."""
+    names: dict[str, str] = {}
+    for path, text in sorted(tree.items()):
+        if is_test_path(path) or not path.endswith(".py") or not (module := module_name(path)):
+            continue
+        parsed = parse(text)
+        for node in parsed.body if parsed is not None else []:
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                names.setdefault(node.name, module)
+    return names

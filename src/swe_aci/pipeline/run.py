@@ -15,20 +15,20 @@ targets (the next candidates, then the first two together).
 
 from __future__ import annotations
 
-import ast
 import time
 from typing import Any
 
 from swe_aci.aci.lint import Linter
 from swe_aci.configuration import jinja
 from swe_aci.env.base import Environment
+from swe_aci.env.diff import patch_paths
 from swe_aci.models.base import ModelError, ModelReply
 from swe_aci.pipeline import regressions, reproduction
-from swe_aci.pipeline.blocks import block_edit, numbered, region
+from swe_aci.pipeline.blocks import block_edit
 from swe_aci.pipeline.candidates import Target, search_order
 from swe_aci.pipeline.choose import Group, add_edit, best, documents_of, reason
 from swe_aci.pipeline.config import PipelineStrategy
-from swe_aci.pipeline.issue_examples import issue_tests
+from swe_aci.pipeline.issue_examples import importable_names, issue_tests
 from swe_aci.pipeline.localize import (
     candidate_locations,
     choice_grammar,
@@ -38,16 +38,15 @@ from swe_aci.pipeline.localize import (
     skeleton,
 )
 from swe_aci.pipeline.models import ModelPool
+from swe_aci.pipeline.prompts import blocks_variables, rewrite_variables
 from swe_aci.pipeline.record import OnStep, StagedEpisode
 from swe_aci.pipeline.repair import Dropped, Edit, code_blocks, make_edit
 from swe_aci.pipeline.reproduction import Reproduction
 from swe_aci.pipeline.sandbox import Sandbox, SandboxNotRestored
-from swe_aci.pipeline.skeleton import Location, context_lines, module_name, parse
-from swe_aci.rag.documents import BaseTree, is_test_path, patched_files
+from swe_aci.pipeline.skeleton import Location, module_name
+from swe_aci.rag.documents import BaseTree
 from swe_aci.trajectory.exits import ESCAPING_ERRORS, EXIT_REASONS, SUBMITTED, exit_for
 from swe_aci.trajectory.files import EpisodeFiles
-
-REGION_MARGIN = 3  # lines shown before and after a target's region
 
 
 class OutOfTime(Exception):
@@ -310,30 +309,11 @@ class Pipeline(StagedEpisode):
         return block_edit(texts, reply, target.first.path, self.linter)
 
     def _rewrite_prompt(self, tree: dict[str, str], location: Location) -> str:
-        return self._render(
-            "repair",
-            problem_statement=self.problem,
-            path=location.path,
-            name=location.name,
-            code=location.source.rstrip("\n"),
-            context=context_lines(tree[location.path], location.name),
-        )
+        return self._render("repair", **rewrite_variables(self.problem, tree, location))
 
     def _blocks_prompt(self, tree: dict[str, str], target: Target) -> str:
         size = self.strategy.repair.region_lines
-        regions = []
-        for location in target.locations:
-            text = tree[location.path]
-            start, end = region(text, location.start, location.end, self.problem, size)
-            start, end = max(1, start - REGION_MARGIN), end + REGION_MARGIN
-            code = numbered(text, start, end)
-            regions.append(f"{location.path} (lines {start}-{end}):\n```python\n{code}\n```")
-        names = " and ".join(
-            f"`{location.qualname}` in {location.path}" for location in target.locations
-        )
-        return self._render(
-            "blocks", problem_statement=self.problem, names=names, regions="\n\n".join(regions)
-        )
+        return self._render("blocks", **blocks_variables(self.problem, tree, target, size))
 
     def _validate(self, tree: dict[str, str], group: Group) -> None:
         """The candidate's reproduction test run and its regressions of the existing tests,
@@ -409,7 +389,7 @@ class Pipeline(StagedEpisode):
         for path, text in chosen.edit.texts.items():
             self.sandbox.write(path, text)
         submission = self.env.submission().patch
-        if set(patched_files(submission)) != set(chosen.edit.texts):
+        if set(patch_paths(submission)) != set(chosen.edit.texts):
             raise SandboxNotRestored("the submission holds more than the chosen edit")
         why = reason(chosen, groups)
         origin = f" ({self._reproduction.origin})" if self._reproduction else ""
@@ -453,17 +433,3 @@ class Pipeline(StagedEpisode):
             self.record.model_latency += time.monotonic() - started
         self.models.stats.add(reply)
         return reply
-
-
-def importable_names(tree: dict[str, str]) -> dict[str, str]:
-    """Each top-level function and class name of the source files -> the module defining it
-    (the first one), for the tests built from the issue's examples."""
-    names: dict[str, str] = {}
-    for path, text in sorted(tree.items()):
-        if is_test_path(path) or (module := module_name(path)) == "":
-            continue
-        parsed = parse(text)
-        for node in parsed.body if parsed is not None else []:
-            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-                names.setdefault(node.name, module)
-    return names
