@@ -197,6 +197,13 @@ def test_blocks_match_exactly_or_ignoring_indentation_and_are_dropped_otherwise(
         "sorted(parts)"
         in block_edit({"slug.py": SLUG}, numbered_old, "slug.py", LINT).texts["slug.py"]
     )
+    conflict_style = (
+        "slug.py\n<<<<<<< HEAD\n 9 |     width = 10\n=======\n 9 |     width = 11\n>>>>>>> fix\n"
+    )
+    assert (
+        "width = 11"
+        in block_edit({"slug.py": SLUG}, conflict_style, "slug.py", LINT).texts["slug.py"]
+    )
     with pytest.raises(Dropped, match="old lines do not match"):
         block_edit(
             {"slug.py": SLUG},

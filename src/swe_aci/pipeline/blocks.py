@@ -15,7 +15,7 @@ from swe_aci.pipeline.skeleton import parse
 
 BLOCK = re.compile(
     r"(?:^(?P<path>[^\n<>=`]*\.py)[ \t]*\n(?:```[\w]*\n)?)?"
-    r"^<{5,9} ?SEARCH[^\n]*\n(?P<old>.*?)^={5,9}[ \t]*\n(?P<new>.*?)^>{5,9} ?REPLACE[^\n]*$",
+    r"^<{5,9}[^\n]*\n(?P<old>.*?)^={5,9}[ \t]*\n(?P<new>.*?)^>{5,9}[^\n]*$",
     re.DOTALL | re.MULTILINE,
 )
 NUMBERED = re.compile(r"^\s*\d+ ?[|:] ?")
@@ -59,7 +59,8 @@ def region(text: str, start: int, end: int, issue: str, size: int) -> tuple[int,
 
 def parse_blocks(reply: str, default_path: str) -> list[Block]:
     """The search/replace blocks of a reply; a block without a path line edits `default_path`.
-    Line-number prefixes copied from the numbered region are stripped."""
+    Line-number prefixes copied from the numbered region are stripped; the markers' words are
+    not checked (a small model writes `<<<<<<< HEAD` as often as `<<<<<<< SEARCH`)."""
     blocks = []
     for match in BLOCK.finditer(reply):
         old, new = strip_numbers(match.group("old")), strip_numbers(match.group("new"))
