@@ -91,9 +91,9 @@ class Pipeline(StagedEpisode):
             self._search(tree, candidates)
             if not self._groups:
                 return self._end("exit_format", "no repair sample gave a usable edit", "")
-            return self._choose(tree, self._groups, "")
+            return self._choose(self._groups, "")
         except OutOfTime:
-            return self._choose(tree, self._groups, "exit_time_limit")
+            return self._choose(self._groups, "exit_time_limit")
         except Dropped as dropped:
             return self._end("exit_format", str(dropped), "")
         except ESCAPING_ERRORS:
@@ -368,7 +368,7 @@ class Pipeline(StagedEpisode):
             self._baselines[key] = passed
         return self._baselines[key]
 
-    def _choose(self, tree: dict[str, str], groups: list[Group], limit: str) -> tuple[str, str]:
+    def _choose(self, groups: list[Group], limit: str) -> tuple[str, str]:
         chosen = best(groups)
         if chosen is None:
             return self._end(limit or "exit_format", "no candidate to choose", "")
