@@ -218,6 +218,13 @@ def test_blocks_match_exactly_or_ignoring_indentation_and_are_dropped_otherwise(
             "slug.py",
             LINT,
         )
+    comment = block(
+        "        return self.dash.join(parts)\n",
+        "        return self.dash.join(parts)  # ok\n",
+        "slug.py",
+    )
+    with pytest.raises(Dropped, match="change no code"):
+        block_edit({"slug.py": SLUG}, comment, "slug.py", LINT)
     with pytest.raises(Dropped, match="no search/replace block"):
         block_edit({"slug.py": SLUG}, "no blocks here", "slug.py", LINT)
     # of two blocks, the one that does not apply is dropped and the other kept

@@ -179,6 +179,8 @@ def block_edit(texts: dict[str, str], reply: str, default_path: str, linter: Lin
         raise Dropped("the reply holds no search/replace block")
     new, notes = apply_blocks(texts, blocks, linter)
     changed = {path: text for path, text in new.items() if text != texts[path]}
+    if all(ast_dump(text) == ast_dump(texts[path]) for path, text in changed.items()):
+        raise Dropped("the blocks change no code (only comments or formatting)")
     canonical = "\n".join(f"{path}\n{ast_dump(text)}" for path, text in sorted(changed.items()))
     written = sum(block.new.count("\n") for block in blocks)
     return Edit(changed, canonical, written, source="block", notes=tuple(notes))
