@@ -51,8 +51,8 @@ class TestRun:
 
 # git in the sandbox obeys none of the configuration a test could have written
 GIT = (
-    "GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null git -c core.hooksPath=/dev/null "
-    "-c core.fsmonitor=false"
+    "GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null git -c safe.directory='*' "
+    "-c core.hooksPath=/dev/null -c core.fsmonitor=false"
 )
 EXTRAS = (
     "--others --exclude-standard --directory -z",
