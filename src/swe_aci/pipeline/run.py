@@ -288,8 +288,9 @@ class Pipeline(StagedEpisode):
         except Dropped as dropped:
             details["dropped"] = str(dropped)
             self.record.step(
-                action, "sample dropped", f"dropped: {dropped}", details, reply, prompt
-            )
+                action, f"{source} sample dropped ({phase})", f"dropped: {dropped}", details,
+                reply, prompt,
+            )  # fmt: skip
             return None
         group, new = add_edit(self._groups, self._samples, target.label, edit, tree)
         details.update(kept=True, notes=list(edit.notes), new=new)
@@ -298,7 +299,8 @@ class Pipeline(StagedEpisode):
         )
         if not new:
             observation += f"; the same edit as samples {','.join(map(str, group.samples[:-1]))}"
-        self.record.step(action, "sample kept", observation, details, reply, prompt)
+        thought = f"{source} sample kept ({phase})"
+        self.record.step(action, thought, observation, details, reply, prompt)
         return group if new else None
 
     def _edit(self, tree: dict[str, str], target: Target, reply: str, rewrite: bool) -> Edit:
