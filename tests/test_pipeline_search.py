@@ -286,3 +286,13 @@ def test_the_issues_traceback_frames_come_first_in_localization() -> None:
     )
     found = candidate_locations(issue, documents, 1, 10)
     assert found[0].label == "pkg/slug.py::Style.join"  # the frame's file, then its function
+
+
+def test_an_edit_spanning_two_files_is_one_candidate() -> None:
+    other = "from slug import slugify\n\n\ndef title(text):\n    return slugify(text)\n"
+    reply = block("    return slugify(text)\n", "    return slugify(text).title()\n", "util.py") + (
+        block("    width = 10\n", "    width = 12\n", "slug.py")
+    )
+    edit = block_edit({"slug.py": SLUG, "util.py": other}, reply, "slug.py", LINT)
+    assert set(edit.texts) == {"slug.py", "util.py"} and "width = 12" in edit.texts["slug.py"]
+    assert "slugify(text).title()" in edit.texts["util.py"]
