@@ -5,6 +5,7 @@ tokens and peak memory.
     python bench/strategies.py                                  # pipeline, example x5 + small set
     python bench/strategies.py --strategies pipeline,loop --sets example,small,real --seeds 3
     python bench/strategies.py --model local/qwen2.5-coder-0.5b --out /tmp/bench
+    python bench/strategies.py --sets small,real,real_bugs,path/to/more.jsonl   # any task file
 
 A strategy is a built-in config: `pipeline` is `local` (the pipeline), `loop` is `local_agent`
 (the agent loop), `attempts` is `local_attempts` (two attempts of the loop and a chooser). Every
@@ -32,7 +33,20 @@ CONFIGS = {"pipeline": "local", "loop": "local_agent", "attempts": "local_attemp
 SETS = {
     "small": ROOT / "datasets" / "small_bugs.jsonl",
     "real": ROOT / "datasets" / "tasks.jsonl",
+    "real_bugs": ROOT / "datasets" / "real_bugs.jsonl",
 }
+
+
+def task_file(name: str, directory: Path) -> Path:
+    """A set by name (`example`, a key of SETS) or the path of any task file."""
+    if name == "example":
+        return example_task_file(directory)
+    path = SETS.get(name, Path(name).expanduser())
+    if not path.is_file():
+        raise SystemExit(f"unknown set {name!r}: example, {', '.join(SETS)} or a task file")
+    return path.resolve()
+
+
 EXAMPLE_TESTS = "tests/test_counter.py"
 
 
@@ -96,6 +110,7 @@ def run_one(config: str, model: str, tasks: Path, seed: int, out: Path, env: str
         "resolved_ids": report["resolved_ids"],
         "wall": wall,
         "per_task": [results[i]["elapsed"] for i in results],
+        "over_300s": sorted(i for i in results if results[i]["elapsed"] > 300),
         "tokens_sent": tokens[0],
         "tokens_received": tokens[1],
         "statuses": {i: results[i]["exit_status"] for i in results},
@@ -117,8 +132,10 @@ def main() -> None:
     rows = []
     for strategy in args.strategies.split(","):
         for name in args.sets.split(","):
-            tasks = example_task_file(out) if name == "example" else SETS[name]
+            tasks = task_file(name, out)
             seeds = range(1, args.seeds + 1) if name == "example" else [1]
+            if not seeds:
+                continue
             runs = [
                 run_one(
                     CONFIGS[strategy],
@@ -159,7 +176,7 @@ def main() -> None:
             f"{row['median_s']:.0f} s / {row['max_s']:.0f} s | "
             f"{row['tokens_sent']} / {row['tokens_received']} | {row['peak_mb']:.0f} MB |"
         )
-    print(f"details: {out / 'bench.json'}")
+    print(f"details: {out / 'bench.json'} (per task: wall, exit status, tasks over 300 s)")
 
 
 if __name__ == "__main__":

@@ -11,6 +11,7 @@ from swe_aci.env.config import EnvConfig, Workspace
 from swe_aci.env.factory import make_environment
 from swe_aci.episode import load_config, run_episode
 from swe_aci.pipeline.attempts import Attempts, changed_lines
+from swe_aci.pipeline.choose import scratch_only
 from swe_aci.trajectory.files import EpisodeFiles
 from swe_aci.trajectory.store import load_trajectory
 
@@ -108,3 +109,28 @@ def test_changed_lines_ignore_headers_and_trailing_blanks() -> None:
     one = "--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b  \n"
     two = "--- a/x\n+++ b/x\n@@ -3 +3 @@\n-a\n+b\n"
     assert changed_lines(one) == changed_lines(two) == ("-a", "+b")
+
+
+def test_a_patch_of_scratch_files_alone_is_never_chosen(tmp_path: Path) -> None:
+    """The agent wrote `reproduce.py` (nothing imports it) and no fix: no patch is submitted."""
+    source = repo(tmp_path / "repo")
+    scratch = "DISCUSSION\nRepro.\n```\necho 'from calc import add; print(add(1, 2))' > reproduce.py\n```\n"
+    result = run_episode(
+        config([scratch, SUBMIT], "strategy.temperatures=[0.0]"),
+        Workspace(EnvConfig(backend="local"), str(source)),
+        ISSUE,
+        instance_id="calc",
+        output_dir=tmp_path / "out",
+    )
+    assert result.submission == ""
+    trajectory = load_trajectory(tmp_path / "out/calc/calc.traj")
+    assert "no attempt submitted a patch of the repository's code" in trajectory["info"]["choice"]
+
+
+def test_scratch_only_tells_new_unimported_files_from_fixes() -> None:
+    new = "--- /dev/null\n+++ b/reproduce.py\n@@ -0,0 +1 @@\n+from calc import add\n"
+    fix = "--- a/calc/__init__.py\n+++ b/calc/__init__.py\n@@ -1 +1 @@\n-a\n+b\n"
+    helper = "--- /dev/null\n+++ b/calc/helper.py\n@@ -0,0 +1 @@\n+X = 1\n"
+    user = "--- /dev/null\n+++ b/calc/user.py\n@@ -0,0 +1 @@\n+from calc.helper import X\n"
+    assert scratch_only(new) and not scratch_only(new + fix)
+    assert not scratch_only(helper + user) and scratch_only(helper)

@@ -29,6 +29,7 @@ from swe_aci.models.config import LocalConfig, LocalRuntimeConfig
 from swe_aci.models.fetch import FetchError, ModelSpec, fetch_model
 from swe_aci.models.grammar import THOUGHT_SHARE, thought_items
 from swe_aci.models.local import (
+    SHARED,
     LocalModel,
     LocalServer,
     backend_config,
@@ -407,8 +408,14 @@ def test_local_model_answers_through_the_openai_path_with_the_grammar() -> None:
         anonymous = httpx.post(f"{server.base_url}/chat/completions", json={"messages": []})
         assert anonymous.status_code == 401
         process = server.process
-    assert process is not None and process.poll() is not None
     assert model.server is None
+    # released, the server stays loaded for the next model of the process (a batch's next
+    # episode), which gets the same one
+    assert process is not None and process.poll() is None
+    with LocalModel(config, THOUGHT_ACTION) as again:
+        assert again.server is server
+    SHARED.stop_idle()
+    assert process.poll() is not None
 
 
 ORPHAN = """

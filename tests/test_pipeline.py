@@ -52,15 +52,7 @@ REPRODUCTION = fenced(
     "from wordcount import top_words\n\n\ndef test_issue():\n"
     "    assert top_words('a b c a b a', 3) == [('a', 3), ('b', 2), ('c', 1)]\n"
 )
-SCRIPT = [
-    "I would change top_words.",
-    WRONG,
-    RIGHT,
-    UNDEFINED,
-    RIGHT_AGAIN,
-    PASSES_AT_BASE,
-    REPRODUCTION,
-]
+SCRIPT = ["I would change top_words.", WRONG, UNDEFINED, RIGHT, RIGHT_AGAIN]
 
 
 def wordcount_repo(root: Path) -> Path:
@@ -87,9 +79,11 @@ def pipeline_config(script: list[str], backend: str, *extra: str):
 
 
 @pytest.mark.parametrize("backend", ["local", "bwrap"])
-def test_the_pipeline_chooses_the_fix_the_reproduction_test_passes(
+def test_the_pipeline_stops_at_the_first_fix_the_issues_example_passes(
     tmp_path: Path, backend: str
 ) -> None:
+    """The issue's `>>>` example is the reproduction (no model call); each new candidate is
+    validated as it appears and the search stops at the first that passes it."""
     if backend == "bwrap" and shutil.which("bwrap") is None:
         pytest.skip("bwrap is not installed")
     repo = wordcount_repo(tmp_path / "repo")
@@ -108,15 +102,13 @@ def test_the_pipeline_chooses_the_fix_the_reproduction_test_passes(
     assert "rankd" not in result.submission and "test_issue" not in result.submission
     assert shown == [
         "localize",
-        "repair 1/4 (T=0) wordcount/counter.py::top_words",
-        "repair 2/4 (T=0.8) wordcount/counter.py::top_words",
-        "repair 3/4 (T=0.8) wordcount/counter.py::top_words",
-        "repair 4/4 (T=0.8) wordcount/counter.py::top_words",
-        "reproduce 1/2 (T=0)",
-        "reproduce 2/2 (T=0.7)",
+        "reproduce from the issue",
+        "repair 1/8 (T=0) wordcount/counter.py::top_words",
         "tests at the base",
-        "validate 1/2",
-        "validate 2/2",
+        "validate 1",
+        "repair 2/8 (T=0.8) wordcount/counter.py::top_words",
+        "repair 3/8 (T=0.8) wordcount/counter.py::top_words",
+        "validate 2",
         "choose",
     ]
     assert result.steps == len(shown)  # what `batch` prints and results.json records
@@ -126,24 +118,83 @@ def test_the_pipeline_chooses_the_fix_the_reproduction_test_passes(
         "counter.py\n  top_words(text, n)\n  words(text)"
         in steps["localize"]["query"][0]["content"]
     )
+    issue_test = steps["reproduce from the issue"]["pipeline"]
+    assert issue_test["accepted"] == ["test_issue_example_1"] and not issue_test["dropped"]
+    assert "== [('a', 3), ('b', 2), ('c', 1)]" in issue_test["test"]
+    repair = steps["repair 2/8 (T=0.8) wordcount/counter.py::top_words"]
+    assert "lint: F821" in repair["observation"] and repair["pipeline"]["source"] == "rewrite"
+    assert "reproduction test fails" in steps["validate 1"]["observation"]
     assert (
-        "lint: F821" in steps["repair 3/4 (T=0.8) wordcount/counter.py::top_words"]["observation"]
-    )
-    assert "passes at the base" in steps["reproduce 1/2 (T=0)"]["observation"]
-    assert steps["reproduce 2/2 (T=0.7)"]["pipeline"]["accepted"] is True
-    assert "reproduction test fails" in steps["validate 1/2"]["observation"]
-    assert (
-        "samples 2,4: reproduction test passes, regressions 0"
-        in steps["validate 2/2"]["observation"]
+        "samples 3 (rewrite): reproduction test passes, regressions 0"
+        in (steps["validate 2"]["observation"])
     )
     choice = trajectory["info"]["choice"]
-    assert "the reproduction test passes on it" in choice and "2 of 3 samples agree" in choice
+    assert "(issue example): the reproduction test passes on it" in choice
     assert steps["choose"]["pipeline"]["chosen"] == 2
+    assert steps["choose"]["pipeline"]["reproduction"] == "issue example"
     prediction = json.loads((tmp_path / "out/wordcount/wordcount.pred").read_text())
     assert prediction["model_patch"] == result.submission
     assert (tmp_path / "out/wordcount/wordcount.patch").read_text() == result.submission
     stats = read_run(tmp_path / "out")
-    assert stats[0].submitted and stats[0].api_calls == 7
+    assert stats[0].submitted and stats[0].api_calls == 4
+
+
+def block(old: str, new: str = "    return ranked[:n]\n") -> str:
+    return (
+        "wordcount/counter.py\n```\n<<<<<<< SEARCH\n" + old + "=======\n" + new
+        + ">>>>>>> REPLACE\n```\n"
+    )  # fmt: skip
+
+
+PLAIN_ISSUE = "top_words returns one word too few: it always returns n - 1 of them.\n"
+
+
+def test_without_an_example_the_models_test_decides_and_more_samples_are_drawn(
+    tmp_path: Path,
+) -> None:
+    """No example in the issue: the model writes the test (one that passes at the base is
+    dropped); the first samples fail it, so more samples (new temperatures) are drawn."""
+    script = [PASSES_AT_BASE, REPRODUCTION, WRONG, block("    return ranked[: n + 1]\n"), WRONG,
+              block("    return ranked[: n - 1]\n")]  # fmt: skip
+    config = pipeline_config(
+        script,
+        "local",
+        "strategy.repair.temperatures=[0.0]",
+        "strategy.repair.more_temperatures=[0.9, 1.0, 1.1, 1.2]",
+    )
+    repo = wordcount_repo(tmp_path / "repo")
+    result = run_episode(
+        config, Workspace(config.env, str(repo)), PLAIN_ISSUE, instance_id="w",
+        output_dir=tmp_path / "out",
+    )  # fmt: skip
+    assert result.exit_status == "submitted"
+    assert "-    return ranked[: n - 1]\n+    return ranked[:n]\n" in result.submission
+    changed = [line for line in result.submission.splitlines() if line[:1] in "+-"]
+    assert len(changed) == 4  # the block changed one line (and the two file headers)
+    steps = load_trajectory(tmp_path / "out/w/w.traj")["trajectory"]
+    actions = [step["action"] for step in steps]
+    assert actions == [
+        "localize",
+        "reproduce 1/2 (T=0)",
+        "reproduce 2/2 (T=0.7)",
+        "repair 1/5 (T=0) wordcount/counter.py::top_words",
+        "tests at the base",
+        "validate 1",
+        "repair 2/5 (T=0.9) wordcount/counter.py::top_words",
+        "repair 3/5 (T=1) wordcount/counter.py::top_words",
+        "repair 4/5 (T=1.1) wordcount/counter.py::top_words",
+        "validate 2",
+        "choose",
+    ]
+    by_action = {step["action"]: step for step in steps}
+    assert "passes at the base" in by_action["reproduce 1/2 (T=0)"]["observation"]
+    assert by_action["reproduce 2/2 (T=0.7)"]["pipeline"]["origin"] == "model-written"
+    assert "its old lines do not match the file" in by_action[actions[6]]["observation"]
+    assert by_action[actions[6]]["pipeline"]["source"] == "block"
+    assert by_action[actions[6]]["pipeline"]["phase"] == "more samples"
+    assert "the same edit as samples 1" in by_action[actions[7]]["observation"]
+    assert "(block)" in by_action["validate 2"]["observation"]
+    assert "(model-written)" in by_action["choose"]["observation"]
 
 
 def run_on_wordcount(config: EpisodeConfig, tmp_path: Path) -> EpisodeResult:
@@ -169,7 +220,13 @@ def test_a_spent_time_budget_ends_the_pipeline_cleanly(tmp_path: Path) -> None:
 def test_no_usable_repair_ends_with_a_format_exit_and_no_patch(tmp_path: Path) -> None:
     script = ["top_words", "no code here", UNDEFINED, "```python\ndef other():\n    pass\n```",
               "still nothing", "nothing", "nothing"]  # fmt: skip
-    config = pipeline_config(script, "local", "strategy.repair.temperatures=[0, 0, 0]")
+    config = pipeline_config(
+        script,
+        "local",
+        "strategy.repair.temperatures=[0, 0, 0]",
+        "strategy.repair.more_temperatures=[]",
+        "strategy.repair.locations=1",
+    )
     result = run_on_wordcount(config, tmp_path)
     assert result.exit_status == "exit_format" and result.submission == ""
     reasons = [s["observation"] for s in load_trajectory(tmp_path / "out/w/w.traj")["trajectory"]]
@@ -210,7 +267,7 @@ def test_a_method_rewritten_at_column_zero_is_put_back_at_its_indentation() -> N
     location = {loc.qualname: loc for loc in locations("geo/shape.py", CLASSY)}["Shape.area"]
     reply = fenced("def area(self):\n    return 1\n")
     edit = make_edit(CLASSY, location, reply, Linter(DEFAULT_LINT_SELECT))
-    assert "    def area(self):\n        return 1\n\n    @property" in edit.text
+    assert "    def area(self):\n        return 1\n\n    @property" in edit.texts["geo/shape.py"]
 
 
 @pytest.mark.parametrize(
@@ -296,7 +353,10 @@ def test_no_prompt_and_no_sandbox_file_holds_the_tasks_answers(
     task_file = tmp_path / "tasks.jsonl"
     task_file.write_text(json.dumps(row) + "\n")
     task = load_tasks(task_file).tasks[0]
-    config = pipeline_config(SCRIPT, "local")
+    # the task's environment has no pytest: the issue's test cannot run, so the model writes
+    # tests (which cannot run either) and the choice falls to the majority of samples
+    script = [SCRIPT[0], PASSES_AT_BASE, REPRODUCTION, *SCRIPT[1:]]
+    config = pipeline_config(script, "local")
     workspace = task_workspace(task, EnvConfig(backend="local"), cache_dir=tmp_path / "cache")
     searched: list[int] = []
 
@@ -319,7 +379,7 @@ def test_no_prompt_and_no_sandbox_file_holds_the_tasks_answers(
         output_dir=tmp_path / "out",
         on_step=search_the_sandbox,
     )
-    assert result.exit_status == "submitted" and len(searched) == 11
+    assert result.exit_status == "submitted" and len(searched) == 12
     trajectory = (tmp_path / "out/wordcount-honest/wordcount-honest.traj").read_text()
     prompts = [
         m["content"]
@@ -338,7 +398,9 @@ def test_typing_names_a_model_forgot_to_import_are_imported() -> None:
         "def first(items: List[int]) -> Optional[int]:\n    return items[0] if items else None\n"
     )
     edit = make_edit(text, location, reply, Linter(DEFAULT_LINT_SELECT))
-    assert edit.text.startswith('"""Doc."""\n\nimport os\nfrom typing import List, Optional\n')
+    assert edit.texts["m.py"].startswith(
+        '"""Doc."""\n\nimport os\nfrom typing import List, Optional\n'
+    )
     with pytest.raises(Dropped, match="lint: F821"):
         make_edit(
             text,

@@ -167,6 +167,7 @@ def run_episode(
     run holds it); the episode's files replace those of any earlier run of the same instance.
     """
     check_instance_id(instance_id)
+    check_requirements(config)
     run = EpisodeRun(
         config,
         workspace,
@@ -191,3 +192,19 @@ def strategy_for(name: str) -> Strategy:
     """The strategy registered for `strategy.type` `name`."""
     module, _, attribute = STRATEGIES[name].rpartition(".")
     return getattr(importlib.import_module(module), attribute)()
+
+
+def missing_requirements(config: EpisodeConfig) -> str | None:
+    """One line naming the packages the model or the strategy needs that are not installed."""
+    from swe_aci.pipeline.requirements import missing_packages
+
+    return missing_packages(config.model, config.strategy)
+
+
+def check_requirements(config: EpisodeConfig) -> None:
+    """ModelConfigError (one line; a batch stops on it once) when a package the model or the
+    strategy needs is not installed, before any sandbox opens or model loads."""
+    from swe_aci.models.base import ModelConfigError
+
+    if problem := missing_requirements(config):
+        raise ModelConfigError(problem)

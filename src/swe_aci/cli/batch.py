@@ -73,6 +73,7 @@ def batch_command(
         from swe_aci.batch.runner import BatchOptions
         from swe_aci.batch.session import Grading, SessionError, run_session
         from swe_aci.cli.evaluate import print_summary
+        from swe_aci.episode import missing_requirements
         from swe_aci.executors.base import worker_limit
         from swe_aci.records import EVALUATION_DIR, REPORT_FILE
 
@@ -87,6 +88,8 @@ def batch_command(
         episode_config = build_config(
             config, set_ or [], **{"model.name": model, "env.backend": env}
         )
+        if problem := missing_requirements(episode_config):
+            fail(problem)  # once, before any instance loads the model
         record = RunRecord.of(
             instances, task_set, filter=filter, slice=slice, shuffle=shuffle, seed=seed
         )

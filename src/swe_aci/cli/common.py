@@ -321,8 +321,12 @@ def default_output_dir(repo: str) -> Path:
 def check_before_work(config: EpisodeConfig) -> None:
     """The checks of the config that need neither the model nor the sandbox, made before either
     starts (loading a local model takes a minute)."""
+    from swe_aci.episode import missing_requirements
+
     if config.env.backend == "docker" and not config.env.image:
         fail("the docker sandbox needs an image: pass --image (or set env.image)")
+    if problem := missing_requirements(config):
+        fail(problem)
 
 
 def check_writable(directory: Path) -> None:

@@ -5,7 +5,8 @@ a child process on 127.0.0.1 at a free port, and the model talks to it through t
 `OpenAICompatModel` as hosted APIs. The child lives as long as the run: `close()` / the context
 manager / atexit stop it, and it exits by itself when its parent dies (its stdin pipe reaches EOF,
 or it is re-parented). One server per (model file, runtime settings) is shared by the models of a
-process, so a threaded batch loads the weights once; `parallel` slots let them decode together.
+process and stays loaded between episodes, so a batch worker loads the weights once; `parallel`
+slots let them decode together.
 
 Replies are constrained by the grammar of the agent's reply format (reply_format.py) unless the
 config names its own grammar, an empty `grammar: ""` switches it off, the agent expects function
@@ -187,6 +188,7 @@ class _SharedServers:
         """The running server for `options`, started (and `say` told so) when there is none."""
         key = json.dumps(options, sort_keys=True)
         with self.lock:
+            self._stop_idle(keep=key)
             server, count = self.servers.get(key, (None, 0))
             if server is None or not server.alive():
                 model = Path(options["model"])
@@ -200,15 +202,25 @@ class _SharedServers:
             return server
 
     def release(self, server: LocalServer) -> None:
+        """One user fewer. A server nobody uses stays loaded (idle) for the next episode of this
+        process (a batch worker loads the weights once); it stops at exit, or when a model of
+        other options is loaded (one set of weights in memory at a time)."""
         with self.lock:
             for key, (known, count) in list(self.servers.items()):
                 if known is server:
-                    if count > 1:
-                        self.servers[key] = (known, count - 1)
-                    else:
-                        del self.servers[key]
-                        known.stop()
+                    self.servers[key] = (known, max(count - 1, 0))
                     return
+
+    def stop_idle(self) -> None:
+        """Stop the servers nobody uses now."""
+        with self.lock:
+            self._stop_idle(keep=None)
+
+    def _stop_idle(self, keep: str | None) -> None:
+        for key, (known, count) in list(self.servers.items()):
+            if count == 0 and key != keep:
+                del self.servers[key]
+                known.stop()
 
 
 SHARED = _SharedServers()

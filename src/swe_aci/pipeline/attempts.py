@@ -19,7 +19,7 @@ from typing import Any
 from swe_aci.env.base import Environment
 from swe_aci.env.patch import apply_patch
 from swe_aci.models.base import ModelStats
-from swe_aci.pipeline.choose import related_tests
+from swe_aci.pipeline.choose import related_tests, scratch_only
 from swe_aci.pipeline.config import AttemptsStrategy
 from swe_aci.pipeline.record import OnStep, StagedEpisode
 from swe_aci.pipeline.sandbox import Sandbox
@@ -110,10 +110,12 @@ class Attempts(StagedEpisode):
             if result.submission.strip():
                 key = changed_lines(result.submission)
                 submissions.setdefault(key, Submission(result.submission)).attempts.append(number)
-        candidates = list(submissions.values())
+        candidates = [c for c in submissions.values() if not scratch_only(c.patch)]
         if not candidates:
             status = results[-1].exit_status if results else "exit_time_limit"
-            return self._end_choice(status, "no attempt submitted a patch", "", [])
+            return self._end_choice(
+                status, "no attempt submitted a patch of the repository's code", "", []
+            )
         if len(candidates) > 1:
             self._validate(candidates)
         chosen = max(candidates, key=Submission.key)

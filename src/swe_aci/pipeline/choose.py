@@ -1,6 +1,7 @@
 """Validation and choice: distinct edits (by canonical form) are tested once each; the best is
-the one the reproduction test passes on, with the fewest regressions of the repository's own
-tests, then the most samples agreeing on it (majority), then the smallest diff."""
+the one the reproduction test passes on (then the most of its tests passing), with the fewest
+regressions of the repository's own tests, then the most samples agreeing on it (majority), then
+the smallest diff. One that breaks existing tests and passes no reproduction is never submitted."""
 
 from __future__ import annotations
 
@@ -9,48 +10,69 @@ import posixpath
 import re
 from dataclasses import dataclass, field
 
+from swe_aci.env.diff import file_headers
+from swe_aci.pipeline import regressions
 from swe_aci.pipeline.repair import Edit
-from swe_aci.pipeline.skeleton import Location
 from swe_aci.retrieval.documents import Document, is_test_path
 
 
 @dataclass
 class Group:
-    """One distinct edit and the samples (1-based numbers) that proposed it."""
+    """One distinct edit, the samples (1-based numbers) that proposed it and its scores."""
 
     edit: Edit
-    location: Location
+    label: str  # what it changes: `path::name` (two joined by ` + `)
     samples: list[int] = field(default_factory=list)
     reproduced: bool | None = None  # None: no reproduction test, or not tested
-    regressions: int | None = None  # None: the existing tests could not be run
+    reproduction_passes: int = 0  # tests of the reproduction that pass on it
+    regressions: int | None = None  # None: no regression signal (no existing test ran)
     size: int = 0
 
-    def key(self) -> tuple[int, int, int, int]:
+    def key(self) -> tuple[int, int, int, int, int]:
         return (
             1 if self.reproduced else 0,
+            self.reproduction_passes,
             -(self.regressions or 0),
             len(self.samples),
             -self.size,
         )
 
+    @property
+    def solved(self) -> bool:
+        """The reproduction test passes on it and no existing test regresses: the search stops."""
+        return bool(self.reproduced) and not self.regressions
+
+    @property
+    def harmful(self) -> bool:
+        """It breaks existing tests and passes no reproduction test: never submitted."""
+        return bool(self.regressions) and not self.reproduced
+
     def describe(self) -> str:
         reproduction = {True: "passes", False: "fails", None: "not run"}[self.reproduced]
-        regressions = "not run" if self.regressions is None else str(self.regressions)
+        regressions = (
+            "no regression signal"
+            if self.regressions is None
+            else f"regressions {self.regressions}"
+        )
         return (
-            f"samples {','.join(map(str, self.samples))}: reproduction test {reproduction}, "
-            f"regressions {regressions}, {self.size} diff lines"
+            f"samples {','.join(map(str, self.samples))} ({self.edit.source}): reproduction "
+            f"test {reproduction}, {regressions}, {self.size} diff lines"
         )
 
 
-def group_edits(edits: list[tuple[int, Location, Edit]], originals: dict[str, str]) -> list[Group]:
-    """Samples proposing the same canonical edit of the same function become one group."""
-    groups: dict[tuple[str, str], Group] = {}
-    for number, location, edit in edits:
-        key = (location.label, edit.canonical)
-        if key not in groups:
-            groups[key] = Group(edit, location, size=diff_size(originals[location.path], edit.text))
-        groups[key].samples.append(number)
-    return list(groups.values())
+def add_edit(
+    groups: list[Group], number: int, label: str, edit: Edit, originals: dict[str, str]
+) -> tuple[Group, bool]:
+    """The group of samples proposing the same canonical edit of the same target, with sample
+    `number` added; and whether it is new."""
+    for group in groups:
+        if group.label == label and group.edit.canonical == edit.canonical:
+            group.samples.append(number)
+            return group, False
+    size = sum(diff_size(originals[path], text) for path, text in edit.texts.items())
+    group = Group(edit, label, [number], size=size)
+    groups.append(group)
+    return group, True
 
 
 def diff_size(before: str, after: str) -> int:
@@ -76,29 +98,19 @@ def reason(chosen: Group, groups: list[Group]) -> str:
         parts.append("no candidate passes the reproduction test")
     if chosen.regressions is not None:
         parts.append(f"{chosen.regressions} existing tests regress")
+    else:
+        parts.append("no regression signal (no existing test ran)")
     if len(groups) > 1:
         parts.append(
             f"{len(chosen.samples)} of {sum(len(g.samples) for g in groups)} samples agree"
         )
-    return "; ".join(parts) or "the only candidate"
+    return "; ".join(parts)
 
 
 def related_tests(tree: dict[str, str], path: str, name: str, limit: int) -> list[str]:
-    """The repository's test files that mention the module at `path` or the function `name`
-    (all of them when none does), at most `limit`."""
-    if limit == 0:
-        return []
-    tests = sorted(
-        path
-        for path in tree
-        if path.endswith(".py")
-        and is_test_path(path)
-        and posixpath.basename(path).startswith("test")
-    )
-    stem = posixpath.splitext(posixpath.basename(path))[0]
-    words = re.compile(rf"\b({'|'.join(re.escape(word) for word in (stem, name) if word)})\b")
-    mentioning = [path for path in tests if words.search(tree[path])]
-    return (mentioning or tests)[:limit]
+    """The repository's test files for the module at `path` and the function `name`
+    (regressions.py), at most `limit`."""
+    return regressions.related_tests(tree, [path] if path else [], [name] if name else [], limit)
 
 
 def documents_of(tree: dict[str, str], extensions: tuple[str, ...] = (".py",)) -> list[Document]:
@@ -108,3 +120,23 @@ def documents_of(tree: dict[str, str], extensions: tuple[str, ...] = (".py",)) -
         for path, text in sorted(tree.items())
         if path.endswith(extensions) and not is_test_path(path)
     ]
+
+
+IMPORT_LINE = re.compile(r"^\+\s*(?:from\s+([\w.]+)\s+import|import\s+([\w.]+))", re.MULTILINE)
+
+
+def scratch_only(patch: str) -> bool:
+    """Whether the patch only adds new files that no other file of it imports (an agent's
+    `reproduce.py` and the like): it changes nothing of the repository's code."""
+    headers = file_headers(patch)
+    if not headers or any(header.old is not None for header in headers):
+        return False
+    imported = {
+        part
+        for match in IMPORT_LINE.finditer(patch)
+        for name in match.groups()
+        if name
+        for part in name.split(".")
+    }
+    stems = [posixpath.splitext(posixpath.basename(header.new or ""))[0] for header in headers]
+    return not any(stem in imported for stem in stems if stem != "__init__")

@@ -15,6 +15,7 @@ from swe_aci.configuration import check_templates
 TEMPLATE_VARIABLES: dict[str, frozenset[str]] = {
     "localize": frozenset({"problem_statement", "skeleton", "count"}),
     "repair": frozenset({"problem_statement", "path", "name", "code", "context"}),
+    "blocks": frozenset({"problem_statement", "names", "regions"}),
     "reproduce": frozenset({"problem_statement", "module", "name", "signature"}),
 }
 
@@ -28,7 +29,7 @@ class AgentStrategy(BaseModel):
 
 
 class PipelineTemplates(BaseModel):
-    """The three prompts of the pipeline; each is one user message."""
+    """The prompts of the pipeline; each is one user message."""
 
     model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
@@ -38,6 +39,10 @@ class PipelineTemplates(BaseModel):
     repair: str
     """Rewrite it: {{problem_statement}}, {{path}}, {{name}}, {{code}} (the function's source),
     {{context}} (the file's top-level lines: imports, constants, signatures)."""
+    blocks: str
+    """Search/replace blocks for a long function or a non-function target (or two targets):
+    {{problem_statement}}, {{names}} (the targets, joined), {{regions}} (each target's file and
+    numbered lines)."""
     reproduce: str
     """A test from the issue's examples: {{problem_statement}}, {{module}} (import path),
     {{name}} (the function's name), {{signature}}."""
@@ -65,6 +70,25 @@ class RepairConfig(BaseModel):
         description="one repair sample per entry, at that temperature",
     )
     max_output_tokens: int = Field(1024, gt=0, description="per sample (API models)")
+    more_temperatures: list[float] = Field(
+        default_factory=lambda: [0.7, 1.0, 0.8, 1.0],
+        description="further samples of a target while no candidate passes the reproduction "
+        "test, within the time budget (each with its own seed)",
+    )
+    locations: int = Field(
+        3, ge=1, description="candidates tried one by one (then the first two together)"
+    )
+    rewrite_max_lines: int = Field(
+        30,
+        ge=0,
+        description="functions up to this many lines are rewritten whole; longer "
+        "ones, and other targets, are edited by search/replace blocks",
+    )
+    region_lines: int = Field(
+        40,
+        gt=0,
+        description="lines of a target shown numbered for blocks (around the issue's words)",
+    )
 
 
 class ReproduceConfig(BaseModel):

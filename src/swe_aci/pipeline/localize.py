@@ -1,12 +1,14 @@
 """Localization: BM25 over the repository's files (paths and contents), then over the functions
-of the best files; names the issue mentions come first. The model then chooses one of the
+and other targets (candidates.py) of the best files; what the issue names comes first. The model then chooses one of the
 candidates from a numbered skeleton (file -> functions with signatures)."""
 
 from __future__ import annotations
 
 import re
 
-from swe_aci.pipeline.skeleton import Location, locations
+from swe_aci.pipeline.candidates import targets
+from swe_aci.pipeline.issue_examples import mentions
+from swe_aci.pipeline.skeleton import Location
 from swe_aci.retrieval.bm25 import rank
 from swe_aci.retrieval.documents import Document
 
@@ -16,19 +18,35 @@ IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 def candidate_locations(
     issue: str, documents: list[Document], files: int, functions: int
 ) -> list[Location]:
-    """The functions most likely to hold the bug, best first, at most `functions` of them."""
-    best_files = [ranked.document for ranked in rank(issue, documents)[:files]]
+    """The functions, methods, module-level assignments and class attributes most likely to
+    hold the bug, best first, at most `functions` of them. Files the issue names (a path, a
+    traceback frame) come first, then BM25's best; within them, what a traceback frame names,
+    then what the issue names, then BM25's order."""
+    named = mentions(issue)
+    ranked = [ranked.document for ranked in rank(issue, documents)]
+    ranked.sort(key=lambda document: not mentioned_path(document.path, named.paths))
+    best_files = ranked[:files]
     found = [
-        location for document in best_files for location in locations(document.path, document.text)
+        location for document in best_files for location in targets(document.path, document.text)
     ]
     if not found:
         return []
     by_label = {location.label: location for location in found}
     scored = rank(issue, [Document(location.label, location.source) for location in found])
     ordered = [by_label[ranked.document.path] for ranked in scored]
-    mentioned = set(IDENTIFIER.findall(issue))
-    ordered.sort(key=lambda location: location.name not in mentioned)  # stable: BM25 order kept
+    words = set(IDENTIFIER.findall(issue))
+    frames = set(named.names)
+    # stable sorts: BM25's order kept within each rank
+    ordered.sort(key=lambda location: (location.name not in frames, location.name not in words))
     return ordered[:functions]
+
+
+def mentioned_path(path: str, paths: tuple[str, ...]) -> bool:
+    """Whether the issue's `paths` (absolute ones from a traceback included) name `path`."""
+    return any(
+        mentioned == path or mentioned.endswith("/" + path) or path.endswith("/" + mentioned)
+        for mentioned in paths
+    )
 
 
 def named_in(issue: str, candidates: list[Location]) -> list[Location]:
@@ -54,8 +72,11 @@ def skeleton(candidates: list[Location]) -> str:
     that chooses it and its signature."""
     by_file: dict[str, list[str]] = {}
     for name, location in zip(choice_names(candidates), candidates, strict=True):
-        arguments = location.signature.partition("(")[2]
-        by_file.setdefault(location.path, []).append(f"  {name}({arguments}")
+        if location.kind == "function":
+            line = f"  {name}({location.signature.partition('(')[2]}"
+        else:  # an assignment or a class's attributes: the name and the code's start
+            line = f"  {name} ({location.kind}): {location.signature}"
+        by_file.setdefault(location.path, []).append(line)
     return "\n".join("\n".join([path, *lines]) for path, lines in by_file.items())
 
 

@@ -1,5 +1,6 @@
-"""Repair: the model's reply is the whole corrected function; it replaces the function's lines
-in the file, re-indented to where the function stands. An edit that does not parse, renames the
+"""Repair by rewrite: the model's reply is the whole corrected function; it replaces the
+function's lines in the file, re-indented to where the function stands (blocks.py: edits of a
+few lines). An edit that does not parse, renames the
 function, changes nothing, or introduces lint errors (the ACI's guardrail) is dropped."""
 
 from __future__ import annotations
@@ -19,12 +20,16 @@ FENCED = re.compile(r"```[\w+-]*[^\n]*\n(.*?)(?:```|\Z)", re.DOTALL)
 
 @dataclass(frozen=True)
 class Edit:
-    """A repair that passed the checks: the file's new text and the new function's canonical
-    form (its AST, so formatting and comments do not make two fixes differ)."""
+    """A repair that passed the checks: the new text of each file it changes, its canonical form
+    (ASTs, so formatting and comments do not make two fixes differ), the number of lines it
+    writes, where it came from (`rewrite`: a whole function; `block`: search/replace blocks) and
+    what happened to its blocks."""
 
-    text: str
+    texts: dict[str, str]
     canonical: str
     changed_lines: int
+    source: str = "rewrite"
+    notes: tuple[str, ...] = ()
 
 
 class Dropped(Exception):
@@ -105,7 +110,7 @@ def make_edit(text: str, location: Location, reply: str, linter: Linter | None) 
             )
         if new_errors:
             raise Dropped(f"lint: {new_errors[0].describe()} (line {new_errors[0].line})")
-    return Edit(new_text, canonical, count)
+    return Edit({location.path: new_text}, canonical, count)
 
 
 def typing_names(errors: list[LintError]) -> list[str]:

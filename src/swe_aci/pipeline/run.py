@@ -1,10 +1,16 @@
-"""The pipeline episode: localize -> repair (n samples) -> reproduce -> validate and choose.
+"""The pipeline episode: localize -> reproduce -> repair and validate until a candidate passes
+-> choose.
 
 Each model call and each validation is one step of the trajectory (same `.traj` layout as the
 agent loop: the prompt and reply in the history, the step's query referring to them), with the
 stage's candidates, scores and choice under `pipeline` in the step; the steps reach `on_step` as
 they finish, which is the progress a user sees. The model only ever reads the issue and the
 repository's files at the base commit.
+
+The reproduction comes first (the issue's own examples, else a model-written test), so every new
+candidate is validated as it appears; while none passes it with no regression the search goes on
+within `time_budget`: more samples of the target (new temperatures and seeds), then the next
+targets (the next candidates, then the first two together).
 """
 
 from __future__ import annotations
@@ -15,9 +21,14 @@ from typing import Any
 from swe_aci.aci.lint import Linter
 from swe_aci.configuration import jinja
 from swe_aci.env.base import Environment
+from swe_aci.env.diff import patch_paths
 from swe_aci.models.base import ModelError, ModelReply
-from swe_aci.pipeline.choose import Group, best, documents_of, group_edits, reason, related_tests
+from swe_aci.pipeline import regressions, reproduction
+from swe_aci.pipeline.blocks import block_edit
+from swe_aci.pipeline.candidates import Target, search_order
+from swe_aci.pipeline.choose import Group, add_edit, best, documents_of, reason
 from swe_aci.pipeline.config import PipelineStrategy
+from swe_aci.pipeline.issue_examples import importable_names, issue_tests
 from swe_aci.pipeline.localize import (
     candidate_locations,
     choice_grammar,
@@ -27,10 +38,12 @@ from swe_aci.pipeline.localize import (
     skeleton,
 )
 from swe_aci.pipeline.models import ModelPool
+from swe_aci.pipeline.prompts import blocks_variables, rewrite_variables
 from swe_aci.pipeline.record import OnStep, StagedEpisode
 from swe_aci.pipeline.repair import Dropped, Edit, code_blocks, make_edit
-from swe_aci.pipeline.sandbox import REPRODUCTION_FILE, Sandbox, fails_as_reproduction
-from swe_aci.pipeline.skeleton import Location, context_lines, module_name
+from swe_aci.pipeline.reproduction import Reproduction
+from swe_aci.pipeline.sandbox import Sandbox, SandboxNotRestored
+from swe_aci.pipeline.skeleton import Location, module_name
 from swe_aci.retrieval.documents import BaseTree
 from swe_aci.trajectory.exits import ESCAPING_ERRORS, EXIT_REASONS, SUBMITTED, exit_for
 from swe_aci.trajectory.files import EpisodeFiles
@@ -61,6 +74,10 @@ class Pipeline(StagedEpisode):
         )
         self.linter = linter
         self._groups: list[Group] = []
+        self._reproduction: Reproduction | None = None
+        self._baselines: dict[tuple[str, ...], set[str] | None] = {}
+        self._samples = 0
+        self._validated: list[Group] = []
 
     # -- the episode -------------------------------------------------------------------------
 
@@ -69,14 +86,14 @@ class Pipeline(StagedEpisode):
         try:
             tree = self._tree()
             candidates = self._localize(tree)
-            groups = self._repair(tree, candidates)
-            if not groups:
+            self.sandbox.reset()
+            self._reproduce(tree, candidates)
+            self._search(tree, candidates)
+            if not self._groups:
                 return self._end("exit_format", "no repair sample gave a usable edit", "")
-            reproduced = self._reproduce(groups[0].location)
-            self._validate(tree, groups, reproduced)
-            return self._choose(tree, groups, "")
+            return self._choose(self._groups, "")
         except OutOfTime:
-            return self._choose(tree, self._groups, "exit_time_limit")
+            return self._choose(self._groups, "exit_time_limit")
         except Dropped as dropped:
             return self._end("exit_format", str(dropped), "")
         except ESCAPING_ERRORS:
@@ -89,9 +106,19 @@ class Pipeline(StagedEpisode):
             self.sandbox.remove_reproduction()
 
     def _tree(self) -> dict[str, str]:
+        """The base's Python files and pytest configuration files, by path."""
         base = BaseTree(self.env, self.strategy.localize.max_file_bytes)
-        python = [path for path in sorted(base.sizes) if path.endswith(".py")]
-        return {document.path: document.text for document in base.read_all(python)}
+        wanted = [
+            path
+            for path in sorted(base.sizes)
+            if path.endswith(".py") or path in regressions.PYTEST_CONFIGS
+        ]
+        tree = {document.path: document.text for document in base.read_all(wanted)}
+        configs = {path: tree.pop(path) for path in regressions.PYTEST_CONFIGS if path in tree}
+        self.sandbox.test_command = regressions.test_command(
+            self.strategy.validation.test_command, configs
+        )
+        return tree
 
     # -- stages ------------------------------------------------------------------------------
 
@@ -133,57 +160,33 @@ class Pipeline(StagedEpisode):
         self.record.step("localize", note, f"chosen: {candidates[0].label}", details, reply, prompt)
         return candidates
 
-    def _repair(self, tree: dict[str, str], candidates: list[Location]) -> list[Group]:
-        """Samples for the chosen function; the next candidates only if none gave an edit."""
-        for location in candidates[:2]:
-            self._groups = group_edits(self._samples(tree, location), tree)
-            if self._groups:
-                break
-        return self._groups
-
-    def _samples(
-        self, tree: dict[str, str], location: Location
-    ) -> list[tuple[int, Location, Edit]]:
-        config = self.strategy.repair
-        text = tree[location.path]
-        prompt = self._render(
-            "repair",
-            problem_statement=self.problem,
-            path=location.path,
-            name=location.name,
-            code=location.source.rstrip("\n"),
-            context=context_lines(text, location.name),
-        )
-        edits: list[tuple[int, Location, Edit]] = []
-        total = len(config.temperatures)
-        for number, temperature in enumerate(config.temperatures, start=1):
-            if edits:
-                self._check_time()
-            model = self.models.get(
-                temperature, max_output_tokens=config.max_output_tokens, seed_offset=number
-            )
-            reply = self._ask(model, prompt)
-            action = f"repair {number}/{total} (T={temperature:g}) {location.label}"
-            try:
-                edit = make_edit(text, location, reply.content, self.linter)
-            except Dropped as dropped:
-                self.record.step(
-                    action,
-                    "sample dropped",
-                    f"dropped: {dropped}",
-                    {"dropped": str(dropped)},
-                    reply,
-                    prompt,
+    def _reproduce(self, tree: dict[str, str], candidates: list[Location]) -> None:
+        """The issue's own examples as tests; the model's test when none fails at the base."""
+        text = issue_tests(self.problem, importable_names(tree))
+        if text:
+            self._check_time()
+            first, second = reproduction.run_twice(self.sandbox, reproduction.ISSUE_FILE, text)
+            accepted, dropped = reproduction.accepted_issue_tests(first, second, self.problem)
+            if accepted:
+                kept = reproduction.keep_tests(text, accepted)
+                self._reproduction = Reproduction(
+                    reproduction.ISSUE_FILE, kept, "issue example", len(accepted)
                 )
-                continue
-            self._groups = group_edits([*edits, (number, location, edit)], tree)
-            edits.append((number, location, edit))
-            observation = f"candidate: {edit.changed_lines} lines replace lines {location.start}-{location.end}"
-            self.record.step(action, "sample kept", observation, {"kept": True}, reply, prompt)
-        return edits
+            why = "; ".join(f"{name}: {problem}" for name, problem in dropped.items())
+            observation = (
+                f"{len(accepted)} of {len(accepted) + len(dropped)} tests from the issue's "
+                f"examples fail at the base (twice){': ' + why if why else ''}\n{first.tail()}"
+            )
+            self.record.step(
+                "reproduce from the issue",
+                "tests from the issue's examples, no model",
+                observation,
+                {"test": text, "accepted": accepted, "dropped": dropped, "origin": "issue example"},
+            )
+        if self._reproduction is None:
+            self._model_reproduction(candidates[0])
 
-    def _reproduce(self, location: Location) -> bool:
-        """Whether a reproduction test that fails at the base is in place."""
+    def _model_reproduction(self, location: Location) -> None:
         config = self.strategy.reproduce
         prompt = self._render(
             "reproduce",
@@ -208,77 +211,193 @@ class Pipeline(StagedEpisode):
                     action, "no test in the reply", "dropped: no test function", {}, reply, prompt
                 )
                 continue
-            self.sandbox.write_reproduction(test)
-            run = self.sandbox.run_reproduction()
-            problem = fails_as_reproduction(run)
-            observation = f"at the base: {problem or 'fails, as the issue says'}\n{run.tail()}"
+            file = reproduction.MODEL_FILE
+            first, second = reproduction.run_twice(self.sandbox, file, test)
+            problem = reproduction.model_test_problem(first, second)
+            observation = f"at the base: {problem or 'fails, as the issue says'}\n{first.tail()}"
             self.record.step(
                 action,
                 "reproduction test",
                 observation,
-                {"test": test, "accepted": problem is None},
+                {"test": test, "accepted": problem is None, "origin": "model-written"},
                 reply,
                 prompt,
             )
             if problem is None:
-                return True
-        return False
+                tests = max(len(first.of(file)), 1)
+                self._reproduction = Reproduction(file, test, "model-written", tests)
+                return
 
-    def _validate(self, tree: dict[str, str], groups: list[Group], reproduced: bool) -> None:
-        files = related_tests(
+    def _search(self, tree: dict[str, str], candidates: list[Location]) -> None:
+        """Samples target by target, each new candidate validated as it appears, until one
+        passes the reproduction with no regression. Without a reproduction: the first target's
+        samples that give an edit, or the next target's (as many as `repair.temperatures`)."""
+        config = self.strategy.repair
+        order = search_order(candidates, config.locations)
+        if self._reproduction is None:
+            order = [target for target in order if len(target.locations) == 1][:2]
+        for index, target in enumerate(order):
+            phase = "first target" if index == 0 else "next target"
+            schedule = [(t, phase) for t in config.temperatures]
+            if self._reproduction is not None:
+                schedule += [(t, "more samples") for t in config.more_temperatures]
+            for number, (temperature, why) in enumerate(schedule, start=1):
+                if self._groups:
+                    self._check_time()
+                group = self._sample(tree, target, number, len(schedule), temperature, why)
+                if group is not None and self._reproduction is not None:
+                    self._validate(tree, group)
+                    if group.solved:
+                        return
+            if self._reproduction is None and self._groups:
+                break
+        if self._reproduction is None:
+            for group in self._groups:
+                self._check_time()
+                self._validate(tree, group)
+
+    def _sample(
+        self,
+        tree: dict[str, str],
+        target: Target,
+        number: int,
+        total: int,
+        temperature: float,
+        phase: str,
+    ) -> Group | None:
+        """One repair sample of `target`; the group it joins when it gives an edit that is new."""
+        config = self.strategy.repair
+        rewrite = target.rewrites(config.rewrite_max_lines)
+        if rewrite and phase == "more samples" and number % 2 == 0:
+            rewrite = False  # short functions get blocks too, once the rewrites did not pass
+        self._samples += 1
+        source = "rewrite" if rewrite else "block"
+        prompt = (
+            self._rewrite_prompt(tree, target.first)
+            if rewrite
+            else self._blocks_prompt(tree, target)
+        )
+        model = self.models.get(
+            temperature, max_output_tokens=config.max_output_tokens, seed_offset=self._samples
+        )
+        reply = self._ask(model, prompt)
+        action = f"repair {number}/{total} (T={temperature:g}) {target.label}"
+        details: dict[str, Any] = {"source": source, "location": target.label, "phase": phase}
+        try:
+            edit = self._edit(tree, target, reply.content, rewrite)
+        except Dropped as dropped:
+            details["dropped"] = str(dropped)
+            self.record.step(
+                action, f"{source} sample dropped ({phase})", f"dropped: {dropped}", details,
+                reply, prompt,
+            )  # fmt: skip
+            return None
+        group, new = add_edit(self._groups, self._samples, target.label, edit, tree)
+        details.update(kept=True, notes=list(edit.notes), new=new)
+        observation = f"candidate ({source}): {edit.changed_lines} lines written" + (
+            f"; {'; '.join(edit.notes)}" if edit.notes else ""
+        )
+        if not new:
+            observation += f"; the same edit as samples {','.join(map(str, group.samples[:-1]))}"
+        thought = f"{source} sample kept ({phase})"
+        self.record.step(action, thought, observation, details, reply, prompt)
+        return group if new else None
+
+    def _edit(self, tree: dict[str, str], target: Target, reply: str, rewrite: bool) -> Edit:
+        if rewrite:
+            location = target.first
+            return make_edit(tree[location.path], location, reply, self.linter)
+        texts = {path: tree[path] for path in target.paths}
+        return block_edit(texts, reply, target.first.path, self.linter)
+
+    def _rewrite_prompt(self, tree: dict[str, str], location: Location) -> str:
+        return self._render("repair", **rewrite_variables(self.problem, tree, location))
+
+    def _blocks_prompt(self, tree: dict[str, str], target: Target) -> str:
+        size = self.strategy.repair.region_lines
+        return self._render("blocks", **blocks_variables(self.problem, tree, target, size))
+
+    def _validate(self, tree: dict[str, str], group: Group) -> None:
+        """The candidate's reproduction test run and its regressions of the existing tests,
+        each from a clean tree with only this edit."""
+        repro = self._reproduction
+        if repro is not None:
+            self._check_time()
+            run = self.sandbox.run_isolated(
+                group.edit.texts, {repro.file: repro.text}, [repro.file]
+            )
+            group.reproduced, group.reproduction_passes = reproduction.outcome(run, repro)
+        files = regressions.related_tests(
             tree,
-            groups[0].location.path,
-            groups[0].location.name,
+            list(group.edit.texts),
+            [name.rpartition("::")[2].rpartition(".")[2] for name in group.label.split(" + ")],
             self.strategy.validation.max_test_files,
         )
-        base_passed: set[str] | None = None
-        if files:
+        base = self._baseline(files)
+        if base:
             self._check_time()
-            base = self.sandbox.run_tests(files)
-            base_passed = None if base.timed_out else base.passed
-            self.record.step(
-                "tests at the base",
-                "existing tests",
-                f"{len(base.passed)} pass of {len(base.statuses)} ({', '.join(files)})",
-                {"files": files},
-            )
-        for number, group in enumerate(groups, start=1):
-            self._check_time()
-            path = group.location.path
-            self.sandbox.write(path, group.edit.text)
-            try:
-                run = self.sandbox.run_tests(
-                    [*([REPRODUCTION_FILE] if reproduced else []), *(files if base_passed else [])]
-                )
-            finally:
-                self.sandbox.write(path, tree[path])
-            if reproduced:
-                reproduction = run.of(REPRODUCTION_FILE)
-                group.reproduced = bool(reproduction) and reproduction <= run.passed
-            if base_passed is not None:
-                group.regressions = len(base_passed - run.passed)
-            self.record.step(
-                f"validate {number}/{len(groups)}",
-                "candidate tested",
-                group.describe(),
-                {"score": list(group.key())},
-            )
+            run = self.sandbox.run_isolated(group.edit.texts, {}, files)
+            group.regressions = len(base - run.passed)
+        self.record.step(
+            f"validate {len(self._validated) + 1}",
+            "candidate tested",
+            group.describe(),
+            {"score": list(group.key()), "label": group.label, "source": group.edit.source},
+        )
+        self._validated.append(group)
 
-    def _choose(self, tree: dict[str, str], groups: list[Group], limit: str) -> tuple[str, str]:
+    def _baseline(self, files: list[str]) -> set[str] | None:
+        """The tests of `files` passing at the base (None: no test ran, no regression signal);
+        run once per set of files."""
+        key = tuple(files)
+        if key not in self._baselines:
+            passed: set[str] | None = None
+            if files:
+                self._check_time()
+                base = self.sandbox.run_isolated({}, {}, files)
+                passed = None if base.timed_out or not base.passed else base.passed
+                signal = (
+                    f"{len(base.passed)} pass of {len(base.statuses)}"
+                    if passed
+                    else f"no regression signal ({len(base.statuses)} tests ran, none passed)"
+                )
+                self.record.step(
+                    "tests at the base",
+                    "existing tests",
+                    f"{signal} ({', '.join(files)})",
+                    {"files": files},
+                )
+            self._baselines[key] = passed
+        return self._baselines[key]
+
+    def _choose(self, groups: list[Group], limit: str) -> tuple[str, str]:
         chosen = best(groups)
         if chosen is None:
             return self._end(limit or "exit_format", "no candidate to choose", "")
+        details = {
+            "groups": [f"{group.label}: {group.describe()}" for group in groups],
+            "chosen": groups.index(chosen) + 1,
+            "reproduction": self._reproduction.origin if self._reproduction else None,
+        }
+        if chosen.harmful:
+            summary = (
+                f"no fix found: the best candidate ({chosen.label}) breaks {chosen.regressions} "
+                "existing tests and passes no reproduction test"
+            )
+            self.info["choice"] = summary
+            return self._end(limit or "exit_format", summary, "", details)
         self.sandbox.remove_reproduction()
-        self.sandbox.write(chosen.location.path, chosen.edit.text)
+        self.sandbox.reset()
+        for path, text in chosen.edit.texts.items():
+            self.sandbox.write(path, text)
         submission = self.env.submission().patch
+        if set(patch_paths(submission)) != set(chosen.edit.texts):
+            raise SandboxNotRestored("the submission holds more than the chosen edit")
         why = reason(chosen, groups)
-        summary = f"chose the edit of {chosen.location.label} from {chosen.describe()}: {why}"
+        origin = f" ({self._reproduction.origin})" if self._reproduction else ""
+        summary = f"chose the edit of {chosen.label} from {chosen.describe()}{origin}: {why}"
         self.info["choice"] = summary
         status = f"{SUBMITTED} ({limit})" if limit else SUBMITTED
-        details = {
-            "groups": [group.describe() for group in groups],
-            "chosen": groups.index(chosen) + 1,
-        }
         return self._end(status, summary, submission, details)
 
     # -- helpers -----------------------------------------------------------------------------

@@ -1,8 +1,12 @@
-"""What the pipeline does in the sandbox: swap a file's text in and out, and run tests there.
+"""What the pipeline does in the sandbox: run tests on the base or on one candidate's edit, each
+run from a clean tree and its changes discarded.
 
 Test runs go through the environment's shell with a timeout; their `-rA` summary is read with
-the evaluation's pytest parser. The reproduction test lives under `.git/` of the sandbox's
-repository, so it never enters the diff, and is removed at the end.
+the evaluation's pytest parser. A reproduction test lives under `.git/` of the sandbox's
+repository, so it never enters the diff, and is removed at the end. Before and after every run
+the working tree is put back to the base commit (tracked files reset, new files removed, new
+ignored files too), so what a test writes (a file, a line appended to a source file, emptied
+tests, a marker for its next run) never reaches the next run or the submission.
 """
 
 from __future__ import annotations
@@ -45,6 +49,21 @@ class TestRun:
         return self.output[-OUTPUT_TAIL:]
 
 
+# git in the sandbox obeys none of the configuration a test could have written
+GIT = (
+    "GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null git -c safe.directory='*' "
+    "-c core.hooksPath=/dev/null -c core.fsmonitor=false"
+)
+EXTRAS = (
+    "--others --exclude-standard --directory -z",
+    "--others --ignored --exclude-standard --directory -z",
+)
+
+
+class SandboxNotRestored(Exception):
+    """The working tree could not be put back to the base commit."""
+
+
 class Sandbox:
     """The pipeline's view of the environment: files by repository path, and test runs."""
 
@@ -52,6 +71,43 @@ class Sandbox:
         self.env = env
         self.test_command = test_command
         self.timeout = timeout
+        self._base_extras: set[str] | None = None
+
+    def _extras(self) -> set[str]:
+        """The ignored and untracked paths of the working tree (directories collapsed)."""
+        root = shlex.quote(self.env.repo_path)
+        listing = " && ".join(f"{GIT} ls-files {options}" for options in EXTRAS)
+        result = self.env.run(f"cd {root} && {listing}", timeout=60)
+        return {entry for entry in result.output.split("\0") if entry.strip()}
+
+    def reset(self) -> None:
+        """The working tree back to the base commit: tracked files as committed, files created
+        since the first reset removed (those there before it, such as ignored build files,
+        stay)."""
+        if self._base_extras is None:
+            self._base_extras = self._extras()
+        root = shlex.quote(self.env.repo_path)
+        base = shlex.quote(self.env.base_commit)
+        result = self.env.run(f"cd {root} && {GIT} reset -q --hard {base}", timeout=60)
+        if result.exit_code != 0:
+            raise SandboxNotRestored(f"git reset failed: {result.output.strip()[-300:]}")
+        new = sorted(self._extras() - self._base_extras)
+        if new:
+            quoted = " ".join(shlex.quote(entry.rstrip("/")) for entry in new)
+            self.env.run(f"cd {root} && rm -rf -- {quoted}", timeout=60)
+
+    def run_isolated(
+        self, texts: dict[str, str], tests: dict[str, str], files: list[str]
+    ) -> TestRun:
+        """`files` run on the base with `texts` (repository path -> text) written over it and
+        the test files `tests` in place, from a clean tree; the tree is clean again after."""
+        self.reset()
+        try:
+            for path, text in {**texts, **tests}.items():
+                self.write(path, text)
+            return self.run_tests(files)
+        finally:
+            self.reset()
 
     def path(self, relative: str) -> str:
         return posixpath.join(self.env.repo_path, relative)
@@ -65,12 +121,6 @@ class Sandbox:
         command = f"cd {root} && {self.test_command} --rootdir {root} {quoted}"
         result = self.env.run(command, timeout=self.timeout)
         return TestRun(parse_pytest(result.output), result.output, result.timed_out)
-
-    def write_reproduction(self, test: str) -> None:
-        self.write(REPRODUCTION_FILE, test)
-
-    def run_reproduction(self) -> TestRun:
-        return self.run_tests([REPRODUCTION_FILE])
 
     def remove_reproduction(self) -> None:
         directory = shlex.quote(posixpath.dirname(self.path(REPRODUCTION_FILE)))

@@ -9,7 +9,8 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class Location:
-    """One function or method of a file: `start`..`end` are 1-based lines, decorators included."""
+    """One function or method of a file (or, `kind` says, a module-level assignment or a class's
+    own statements: candidates.py): `start`..`end` are 1-based lines, decorators included."""
 
     path: str
     qualname: str
@@ -18,6 +19,7 @@ class Location:
     end: int
     indent: int
     source: str
+    kind: str = "function"
 
     @property
     def name(self) -> str:

@@ -1,0 +1,190 @@
+"""Edits of a few lines: the model is shown the numbered region around the lines that match the
+issue and answers search/replace blocks (the exact old lines, the new lines). A block applies
+where its old lines stand exactly once in the file (or, failing that, once when indentation is
+ignored: recorded); each applied block passes the lint guardrail or is dropped with the reason."""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+
+from swe_aci.aci.lint import Linter, introduced_errors
+from swe_aci.pipeline.repair import Dropped, Edit
+from swe_aci.pipeline.skeleton import parse
+
+BLOCK = re.compile(
+    r"(?:^(?P<path>[^\n<>=`]*\.py)[ \t]*\n(?:```[\w]*\n)?)?"
+    r"^<{5,9}[^\n]*\n(?P<old>.*?)^={5,9}[ \t]*\n(?P<new>.*?)^>{5,9}[^\n]*$",
+    re.DOTALL | re.MULTILINE,
+)
+NUMBERED = re.compile(r"^\s*\d+ ?[|:] ?")
+WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+@dataclass(frozen=True)
+class Block:
+    path: str
+    old: str
+    new: str
+
+
+def numbered(text: str, start: int, end: int) -> str:
+    """Lines start..end (1-based, inclusive) of `text`, each as `<number> | <line>`."""
+    lines = text.splitlines()
+    width = len(str(end))
+    return "\n".join(
+        f"{number:>{width}} | {lines[number - 1]}"
+        for number in range(max(start, 1), min(end, len(lines)) + 1)
+    )
+
+
+def region(text: str, start: int, end: int, issue: str, size: int) -> tuple[int, int]:
+    """The window of at most `size` lines within start..end holding most of the issue's words
+    (the whole span when it is short enough)."""
+    if end - start + 1 <= size:
+        return start, end
+    words = set(WORD.findall(issue))
+    lines = text.splitlines()
+    scores = [len(words & set(WORD.findall(lines[n - 1]))) for n in range(start, end + 1)]
+    best, best_score = start, -1
+    window = sum(scores[:size])
+    for offset in range(0, end - start + 2 - size):
+        if offset:
+            window += scores[offset + size - 1] - scores[offset - 1]
+        if window > best_score:
+            best, best_score = start + offset, window
+    return best, best + size - 1
+
+
+def parse_blocks(reply: str, default_path: str) -> list[Block]:
+    """The search/replace blocks of a reply; a block without a path line edits `default_path`.
+    Line-number prefixes copied from the numbered region are stripped; the markers' words are
+    not checked (a small model writes `<<<<<<< HEAD` as often as `<<<<<<< SEARCH`)."""
+    blocks = []
+    for match in BLOCK.finditer(reply):
+        old, new = strip_numbers(match.group("old")), strip_numbers(match.group("new"))
+        if old.strip() or new.strip():
+            path = (match.group("path") or "").strip().strip("`*# ") or default_path
+            blocks.append(Block(path, old, new))
+    return blocks
+
+
+def strip_numbers(text: str) -> str:
+    lines = text.splitlines(keepends=True)
+    if lines and all(NUMBERED.match(line) for line in lines if line.strip()):
+        return "".join(NUMBERED.sub("", line, count=1) for line in lines)
+    return text
+
+
+def find(text: str, old: str) -> tuple[int, int, str] | None:
+    """Where `old`'s lines stand in `text`: (first line index, line count, how) when they stand
+    exactly once; else the same ignoring indentation ('ignoring indentation'); else None."""
+    lines = text.splitlines(keepends=True)
+    wanted = old.splitlines()
+    while wanted and not wanted[-1].strip():
+        wanted.pop()
+    while wanted and not wanted[0].strip():
+        wanted.pop(0)
+    if not wanted:
+        return None
+    count = len(wanted)
+    for how, same in (
+        ("exact", lambda a, b: a.rstrip() == b.rstrip()),
+        ("ignoring indentation", lambda a, b: a.strip() == b.strip()),
+    ):
+        hits = [
+            index
+            for index in range(len(lines) - count + 1)
+            if all(same(lines[index + k].rstrip("\n"), wanted[k]) for k in range(count))
+        ]
+        if len(hits) == 1:
+            return hits[0], count, how
+    return None
+
+
+def reindented(new: str, old: str, found_first_line: str) -> str:
+    """`new` shifted by the indentation the file has and `old` lacked (or had too much of)."""
+    first_old = next((line for line in old.splitlines() if line.strip()), "")
+    delta = indentation(found_first_line) - indentation(first_old)
+    result = []
+    for line in new.splitlines():
+        if not line.strip():
+            result.append("")
+        elif delta >= 0:
+            result.append(" " * delta + line)
+        else:
+            result.append(line[min(-delta, indentation(line)) :])
+    return "\n".join(result) + "\n"
+
+
+def indentation(line: str) -> int:
+    return len(line) - len(line.lstrip(" "))
+
+
+def apply_blocks(
+    texts: dict[str, str], blocks: list[Block], linter: Linter | None
+) -> tuple[dict[str, str], list[str]]:
+    """The files after every block that applies, and a note per block (applied, matched
+    ignoring indentation, dropped and why). Dropped when none applies."""
+    current = dict(texts)
+    notes = []
+    for number, block in enumerate(blocks, start=1):
+        if block.path not in current:
+            notes.append(f"block {number}: dropped: {block.path} is not a file shown")
+            continue
+        text = current[block.path]
+        found = find(text, block.old)
+        if found is None:
+            notes.append(f"block {number}: dropped: its old lines do not match the file")
+            continue
+        index, count, how = found
+        lines = text.splitlines(keepends=True)
+        new = block.new if how == "exact" else reindented(block.new, block.old, lines[index])
+        if new and not new.endswith("\n"):
+            new += "\n"
+        replacement = new.count("\n")
+        candidate = "".join([*lines[:index], new, *lines[index + count :]])
+        if parse(candidate) is None:
+            notes.append(f"block {number}: dropped: the file no longer parses")
+            continue
+        if linter is not None:
+            errors = introduced_errors(
+                linter.errors(text, block.path),
+                linter.errors(candidate, block.path),
+                index + 1,
+                index + count,
+                replacement,
+            )
+            if errors:
+                notes.append(
+                    f"block {number}: dropped: lint: {errors[0].describe()} (line {errors[0].line})"
+                )
+                continue
+        current[block.path] = candidate
+        where = f"lines {index + 1}-{index + count}"
+        notes.append(
+            f"block {number}: applied at {where}" + ("" if how == "exact" else f" ({how})")
+        )
+    if current == texts:
+        reasons = "; ".join(notes) if notes else "the reply holds no search/replace block"
+        raise Dropped(reasons)
+    return current, notes
+
+
+def block_edit(texts: dict[str, str], reply: str, default_path: str, linter: Linter | None) -> Edit:
+    """The checked edit the reply's blocks make to `texts` (the files shown)."""
+    blocks = parse_blocks(reply, default_path)
+    if not blocks:
+        raise Dropped("the reply holds no search/replace block")
+    new, notes = apply_blocks(texts, blocks, linter)
+    changed = {path: text for path, text in new.items() if text != texts[path]}
+    if all(ast_dump(text) == ast_dump(texts[path]) for path, text in changed.items()):
+        raise Dropped("the blocks change no code (only comments or formatting)")
+    canonical = "\n".join(f"{path}\n{ast_dump(text)}" for path, text in sorted(changed.items()))
+    written = sum(block.new.count("\n") for block in blocks)
+    return Edit(changed, canonical, written, source="block", notes=tuple(notes))
+
+
+def ast_dump(text: str) -> str:
+    return ast.dump(ast.parse(text))

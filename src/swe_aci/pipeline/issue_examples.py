@@ -1,0 +1,319 @@
+"""Reproduction tests from the issue's own examples, without the model: `>>>` sessions (the shown
+output is the wrong one; the expected value comes from the prose after it), "`call` returns X ...
+expected Y" sentences, `# expected:` comments in a code block, and tracebacks (the call must not
+raise, or must raise the exception the issue expects). Each is a pytest function; the pipeline
+keeps those that fail at the base. Also what the issue names (paths, traceback frames), which
+localization puts first."""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import re
+from dataclasses import dataclass, field
+
+from swe_aci.pipeline.skeleton import module_name, parse
+from swe_aci.retrieval.documents import is_test_path
+
+PROMPT = re.compile(r"^\s*>>> ?(.*)$")
+CONTINUATION = re.compile(r"^\s*\.\.\. ?(.*)$")
+EXCEPTION_LINE = re.compile(r"^\s*([A-Za-z_][\w.]*(?:Error|Exception|Warning|Exit|Interrupt))\b:?")
+EXPECTATION = re.compile(
+    r"(?i)\b(?:expected|expect|should\s+(?:be|return|give|equal|yield)|must\s+(?:be|return|give)"
+    r"|instead\s+of|rather\s+than|they\s+should\s+be)\b:?"
+)
+MESSAGE_WORDS = re.compile(r"(?i)\b(message|warning|warns?)\b")
+RAISES = re.compile(r"(?i)\braises?\s+(?:an?\s+)?`?([A-Za-z_][\w.]*)`?")
+EXCEPTION_NAME = re.compile(r"`?\b([A-Za-z_][\w.]*(?:Error|Exception))\b`?")
+BACKTICKS = re.compile(r"`([^`\n]+)`")
+PLAIN_LITERAL = re.compile(
+    r"""^\s*(-?\d[\d_]*(?:\.\d+)?(?:e-?\d+)?|True|False|None|"[^"\n]*"|'[^'\n]*'|\[[^\]\n]*\]|\([^)\n]*\)|\{[^}\n]*\})"""
+)
+SENTENCE_END = re.compile(r"(?<!\d)\.(?:\s|$)|\n\s*\n")
+CALL = re.compile(r"`([A-Za-z_][\w.]*\([^`\n]*\))`|(?<![\w.`])([A-Za-z_][\w.]*\([^()\n]*\))")
+FENCE = re.compile(r"```[\w+-]*[^\n]*\n(.*?)(?:```|\Z)", re.DOTALL)
+TRACEBACK_FRAME = re.compile(r'File "([^"]+)", line \d+, in (\w+)')
+PATH = re.compile(r"(?<![\w/.])((?:[\w-]+/)*[\w-]+\.py)\b")
+BUILTIN_EXCEPTIONS = {name for name in dir(builtins) if name.endswith(("Error", "Exception"))}
+
+
+@dataclass
+class Statement:
+    source: str
+    output: list[str] = field(default_factory=list)
+
+    @property
+    def raised(self) -> str | None:
+        """The exception the session shows (a traceback or an `Error: ...` line), if any."""
+        for line in reversed(self.output):
+            if match := EXCEPTION_LINE.match(line):
+                return match.group(1)
+        return None
+
+    @property
+    def expression(self) -> str | None:
+        tree = parse(self.source)
+        if tree is not None and len(tree.body) == 1 and isinstance(tree.body[0], ast.Expr):
+            return self.source.strip()
+        return None
+
+
+@dataclass(frozen=True)
+class Mentions:
+    """Paths and function names the issue gives (traceback frames first)."""
+
+    paths: tuple[str, ...]
+    names: tuple[str, ...]
+
+
+def literal(text: str) -> str | None:
+    """`text` when it is a Python literal (its canonical repr), else None."""
+    try:
+        value = ast.literal_eval(text.strip())
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return None
+    return repr(value)
+
+
+def sessions(issue: str) -> list[tuple[list[Statement], str]]:
+    """Each `>>>` session with the prose after it (up to the next session)."""
+    found: list[tuple[list[Statement], int, int]] = []
+    lines = issue.splitlines()
+    current: list[Statement] = []
+    start = end = 0
+    in_output = False
+    for number, line in enumerate(lines):
+        prompt = PROMPT.match(line)
+        continuation = CONTINUATION.match(line)
+        if prompt:
+            if not current:
+                start = number
+            current.append(Statement(prompt.group(1)))
+            in_output = False
+            end = number
+        elif current and continuation and not in_output:
+            if continuation.group(1).strip():
+                current[-1].source += "\n" + continuation.group(1)
+            end = number
+        elif current and line.strip() and not line.strip().startswith("```"):
+            current[-1].output.append(line.strip())
+            in_output = True
+            end = number
+        elif current:
+            found.append((current, start, end))
+            current, in_output = [], False
+    if current:
+        found.append((current, start, end))
+    result = []
+    for index, (statements, _start, last) in enumerate(found):
+        following = found[index + 1][1] if index + 1 < len(found) else len(lines)
+        result.append((statements, "\n".join(lines[last + 1 : following])))
+    return result
+
+
+def expected_literals(prose: str) -> list[str]:
+    """The literals stated as expected in `prose`, in order."""
+    values: list[str] = []
+    for match in EXPECTATION.finditer(prose):
+        rest = prose[match.end() :]
+        stop = SENTENCE_END.search(rest)
+        sentence = rest[: stop.start() if stop else len(rest)]
+        spans = [value for span in BACKTICKS.findall(sentence) if (value := literal(span))]
+        values.extend(spans or plain_literals(sentence))
+    return values
+
+
+def plain_literals(text: str) -> list[str]:
+    """The literals `text` starts with, separated by commas, `and`, `or` or `/`."""
+    values = []
+    while (found := PLAIN_LITERAL.match(text)) and (value := literal(found.group(1))):
+        values.append(value)
+        text = re.sub(r"^\s*(?:,|/|\band\b|\bor\b)?", "", text[found.end() :], count=1)
+    return values
+
+
+def before_next_call(prose: str) -> str:
+    """The prose up to the first call it writes: literals after a call belong to that call."""
+    first = CALL.search(prose)
+    return prose[: first.start()] if first else prose
+
+
+def expected_exception(prose: str) -> str | None:
+    """The exception the prose says should be raised (`raises X`, `Expected a ValueError`)."""
+    for match in EXPECTATION.finditer(prose):
+        rest = prose[match.end() : match.end() + 200]
+        if found := RAISES.search(rest) or EXCEPTION_NAME.search(rest):
+            return found.group(1)
+    return None
+
+
+def imports_for(name: str) -> list[str]:
+    """The import a dotted exception name needs (`packaging.version.InvalidVersion`)."""
+    module = name.rpartition(".")[0]
+    return [f"import {module}"] if module else []
+
+
+def check(expression: str, expected: str) -> str:
+    value = ast.literal_eval(expected)
+    if isinstance(value, float):
+        return f"assert ({expression}) == pytest.approx({expected})"
+    return f"assert ({expression}) == {expected}"
+
+
+def session_tests(statements: list[Statement], prose: str) -> list[list[str]]:
+    """Test bodies (lines) from one session."""
+    shown = [s for s in statements if s.expression and s.output and not s.raised]
+    raising = [s for s in statements if s.raised]
+    expected = expected_literals(before_next_call(prose))
+    exception = expected_exception(before_next_call(prose))
+    checks: list[tuple[Statement, str]] = []
+    if exception is not None and "." not in exception and exception not in BUILTIN_EXCEPTIONS:
+        exception = None  # a bare name the test could not import
+    if exception:
+        for statement in [*shown, *raising]:
+            if not statement.source.lstrip().startswith("try"):
+                checks.append((statement, f"raises:{exception}"))
+            else:
+                checks.append((statement, "runs"))
+    elif expected and shown:
+        if len(expected) == 1:
+            targets = [s for s in shown if literal(" ".join(s.output)) != expected[0]]
+            checks.extend((s, expected[0]) for s in targets)
+        elif len(expected) == len(shown):
+            checks.extend(zip(shown, expected, strict=True))
+    if not checks and raising and not MESSAGE_WORDS.search(prose) and not exception:
+        checks.extend((s, "runs") for s in raising)
+    if not checks and raising and exception:
+        checks.extend((s, "runs") for s in raising if s.source.lstrip().startswith("try"))
+    bodies = []
+    for statement, wanted in checks:
+        index = statements.index(statement)
+        setup = [s.source for s in statements[:index] if not s.raised and s.expression is None]
+        body = [*setup]
+        if wanted == "runs":
+            body.append(statement.source)
+        elif wanted.startswith("raises:"):
+            name = wanted.removeprefix("raises:")
+            body = [*imports_for(name), *body, f"with pytest.raises({name}):"]
+            body.append(indent(statement.source))
+        else:
+            body.append(check(statement.expression or statement.source, wanted))
+        bodies.append(body)
+    return bodies
+
+
+def indent(source: str) -> str:
+    return "\n".join("    " + line for line in source.splitlines())
+
+
+def inline_tests(issue: str, importable: dict[str, str]) -> list[list[str]]:
+    """Tests from sentences outside sessions: calls the issue writes (`f(x)` returns ...) and the
+    literals it expects after them, paired in order. `importable` maps a top-level function or
+    class name to its module."""
+    prose = FENCE.sub(
+        "\n\n", "\n".join(line for line in issue.splitlines() if not PROMPT.match(line))
+    )
+    bodies = []
+    for paragraph in re.split(r"\n\s*\n", prose):
+        calls = []
+        for match in CALL.finditer(paragraph):
+            call = match.group(1) or match.group(2)
+            tree = parse(call)
+            root = call.split("(")[0].split(".")[0]
+            expression = tree is not None and isinstance(tree.body[0], ast.Expr)
+            if expression and root in importable and call not in calls:
+                calls.append(call)
+        if not calls:
+            continue
+        pairs = segment_pairs(paragraph, calls)
+        if pairs is None:
+            expected = expected_literals(paragraph)
+            if len(expected) != len(calls):
+                continue
+            pairs = list(zip(calls, expected, strict=True))
+        for call, value in pairs:
+            root = call.split("(")[0].split(".")[0]
+            bodies.append([f"from {importable[root]} import {root}", check(call, value)])
+    return bodies
+
+
+def segment_pairs(paragraph: str, calls: list[str]) -> list[tuple[str, str]] | None:
+    """Each call with the one literal expected between it and the next call; None unless every
+    call has exactly one."""
+    positions = [paragraph.find(call) for call in calls]
+    pairs = []
+    for index, call in enumerate(calls):
+        end = positions[index + 1] if index + 1 < len(calls) else len(paragraph)
+        expected = expected_literals(paragraph[positions[index] + len(call) : end])
+        if len(expected) != 1:
+            return None
+        pairs.append((call, expected[0]))
+    return pairs
+
+
+def expected_comment_tests(issue: str) -> list[list[str]]:
+    """A code block whose `print(x)` is followed by `# expected: <literal>`."""
+    bodies = []
+    for block in FENCE.findall(issue):
+        if PROMPT.search(block) or parse(block) is None:
+            continue
+        lines = block.rstrip().splitlines()
+        for number, line in enumerate(lines):
+            match = re.match(r"\s*#\s*expected\s*:\s*(.+)$", line, re.IGNORECASE)
+            printed = [
+                (index, found.group(1))
+                for index in range(number - 1, -1, -1)
+                if (found := re.match(r"print\((.*)\)\s*$", lines[index]))
+            ]
+            if match and printed and (value := literal(match.group(1))):
+                index, expression = printed[0]
+                code = [item for item in lines[:index] if not item.lstrip().startswith("#")]
+                bodies.append([*code, check(expression, value)])
+    return bodies
+
+
+def issue_tests(issue: str, importable: dict[str, str]) -> str:
+    """A pytest module of every test the issue's examples give ("" when none)."""
+    bodies = [
+        *(
+            body
+            for statements, prose in sessions(issue)
+            for body in session_tests(statements, prose)
+        ),
+        *inline_tests(issue, importable),
+        *expected_comment_tests(issue),
+    ]
+    functions = []
+    seen: set[str] = set()
+    for body in bodies:
+        code = "\n".join(body)
+        if code in seen or parse(code) is None:
+            continue
+        seen.add(code)
+        functions.append(f"def test_issue_example_{len(functions) + 1}():\n{indent(code)}\n")
+    if not functions:
+        return ""
+    return "import pytest\n\n\n" + "\n\n".join(functions)
+
+
+def mentions(issue: str) -> Mentions:
+    """Paths (traceback frames first, then `.py` paths written in the text) and the functions
+    of traceback frames, innermost first."""
+    frames = TRACEBACK_FRAME.findall(issue)
+    paths = [path for path, _ in reversed(frames)] + PATH.findall(issue)
+    names = [name for _, name in reversed(frames) if name != "<module>"]
+    return Mentions(tuple(dict.fromkeys(paths)), tuple(dict.fromkeys(names)))
+
+
+def importable_names(tree: dict[str, str]) -> dict[str, str]:
+    """Each top-level function and class name of the source files -> the module defining it
+    (the first one): what a test built from the issue's sentences may import."""
+    names: dict[str, str] = {}
+    for path, text in sorted(tree.items()):
+        if is_test_path(path) or not path.endswith(".py") or not (module := module_name(path)):
+            continue
+        parsed = parse(text)
+        for node in parsed.body if parsed is not None else []:
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                names.setdefault(node.name, module)
+    return names

@@ -1,0 +1,91 @@
+"""The repository's own tests a candidate is checked against: the test files that import the
+changed module (then those that mention it), run as the repository's pytest configuration
+allows: when it adds options through `addopts` (`--cov`, a plugin's flags) that the pipeline's
+plugin-free pytest would refuse, they are overridden with `-o addopts=""`."""
+
+from __future__ import annotations
+
+import configparser
+import posixpath
+import re
+import tomllib
+
+from swe_aci.pipeline.skeleton import module_name
+from swe_aci.retrieval.documents import is_test_path
+
+# the files pytest reads its configuration from, in its order of precedence
+PYTEST_CONFIGS = ("pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg")
+INI_SECTIONS = {"pytest.ini": "pytest", ".pytest.ini": "pytest", "tox.ini": "pytest"}
+
+
+def test_files(tree: dict[str, str]) -> list[str]:
+    return sorted(
+        path
+        for path in tree
+        if path.endswith(".py")
+        and is_test_path(path)
+        and posixpath.basename(path).startswith("test")
+    )
+
+
+def related_tests(
+    tree: dict[str, str], paths: list[str], names: list[str], limit: int
+) -> list[str]:
+    """The test files importing a module of `paths` first, then those mentioning one of them
+    or of `names` (all test files when none does), at most `limit`."""
+    if limit == 0:
+        return []
+    tests = test_files(tree)
+    modules = [module_name(path) for path in paths]
+    patterns = [import_pattern(module) for module in modules if module]
+    importing = re.compile("|".join(patterns) or r"(?!)", re.MULTILINE)
+    stems = [posixpath.splitext(posixpath.basename(path))[0] for path in paths]
+    words = [word for word in (*stems, *names) if word and word != "__init__"]
+    mentioning = re.compile(rf"\b({'|'.join(map(re.escape, words))})\b") if words else None
+    first = [path for path in tests if importing.search(tree[path])]
+    second = [
+        path
+        for path in tests
+        if path not in first and mentioning is not None and mentioning.search(tree[path])
+    ]
+    return ([*first, *second] or tests)[:limit]
+
+
+def import_pattern(module: str) -> str:
+    """A line importing `module` (`import a.b`, `from a.b import x`, `from a import b`)."""
+    parent, _, leaf = module.rpartition(".")
+    options = [rf"from\s+{re.escape(module)}\s+import", rf"import\s+{re.escape(module)}\b"]
+    if parent:
+        options.append(rf"from\s+{re.escape(parent)}\s+import\s+[^\n]*\b{re.escape(leaf)}\b")
+    return rf"^\s*(?:{'|'.join(options)})"
+
+
+def overrides_addopts(configs: dict[str, str]) -> bool:
+    """Whether the repository's pytest configuration (the first file that has one, as pytest
+    picks it) sets `addopts`."""
+    for name in PYTEST_CONFIGS:
+        text = configs.get(name)
+        if text is None:
+            continue
+        if name == "pyproject.toml":
+            try:
+                section = tomllib.loads(text).get("tool", {}).get("pytest", {})
+            except tomllib.TOMLDecodeError:
+                continue
+            if "ini_options" in section:
+                return "addopts" in section["ini_options"]
+            continue
+        parser = configparser.ConfigParser(interpolation=None, strict=False)
+        try:
+            parser.read_string(text)
+        except configparser.Error:
+            continue
+        section_name = INI_SECTIONS.get(name, "tool:pytest")
+        if name == "pytest.ini" or parser.has_section(section_name):
+            return parser.has_option(section_name, "addopts")
+    return False
+
+
+def test_command(command: str, configs: dict[str, str]) -> str:
+    """The pipeline's test command for this repository."""
+    return f"{command} -o addopts=''" if overrides_addopts(configs) else command

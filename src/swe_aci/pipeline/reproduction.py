@@ -1,0 +1,103 @@
+"""The reproduction test a candidate must pass: the tests the issue's own examples give
+(issue_examples.py), else one the model writes. Either is kept only if it fails at the base on
+the issue (not on its own import or name errors) twice, each run from a clean tree: a test that
+fails only on its first run (it leaves a marker for the next) shows nothing."""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+
+from swe_aci.evaluate.parsers import TestStatus
+from swe_aci.pipeline.sandbox import BROKEN_TEST, Sandbox, TestRun, fails_as_reproduction
+
+DIRECTORY = ".git/swe-aci-pipeline"
+ISSUE_FILE = f"{DIRECTORY}/test_swe_aci_issue.py"
+MODEL_FILE = f"{DIRECTORY}/test_swe_aci_reproduction.py"
+NOT_IMPORTABLE = re.compile(r"\b(ImportError|ModuleNotFoundError|SyntaxError|IndentationError)\b")
+
+
+@dataclass(frozen=True)
+class Reproduction:
+    """The accepted reproduction: its file under `.git/`, its text, where it came from
+    (`issue example` or `model-written`) and how many tests it holds."""
+
+    file: str
+    text: str
+    origin: str
+    tests: int
+
+
+def run_twice(sandbox: Sandbox, file: str, text: str) -> tuple[TestRun, TestRun]:
+    """The test file at the base, twice, each from a clean tree."""
+    return (
+        sandbox.run_isolated({}, {file: text}, [file]),
+        sandbox.run_isolated({}, {file: text}, [file]),
+    )
+
+
+def model_test_problem(first: TestRun, second: TestRun) -> str | None:
+    """Why a model-written test shows nothing at the base (None: it fails on the issue)."""
+    problem = fails_as_reproduction(first)
+    if problem is None and fails_as_reproduction(second) is not None:
+        return "the test fails only on its first run at the base (it changes what it tests)"
+    return problem
+
+
+def accepted_issue_tests(
+    first: TestRun, second: TestRun, issue: str
+) -> tuple[list[str], dict[str, str]]:
+    """The issue tests that failed on the issue in both runs at the base, and why each other
+    one was dropped. An exception the issue itself shows (`NameError` in its traceback) is a
+    failure on the issue, not a broken test."""
+    accepted: list[str] = []
+    dropped: dict[str, str] = {}
+    if not first.statuses:
+        return accepted, {"all": "the tests did not run (collection error)"}
+    for test in sorted(first.statuses):
+        name = test.rpartition("::")[2]
+        statuses = (first.statuses.get(test), second.statuses.get(test))
+        failure = next(
+            (
+                line
+                for line in first.output.splitlines()
+                if line.startswith("FAILED ") and f"::{name} " in f"{line} "
+            ),
+            "",
+        )
+        broken = BROKEN_TEST.search(failure)
+        if statuses[0] is not TestStatus.FAILED:
+            dropped[name] = (
+                "passes at the base" if statuses[0] in (TestStatus.PASSED,) else "did not run"
+            )
+        elif statuses[1] is not TestStatus.FAILED:
+            dropped[name] = "fails only on its first run"
+        elif NOT_IMPORTABLE.search(failure) or (broken and broken.group(1) not in issue):
+            dropped[name] = "fails on an import or name error, not on the issue"
+        else:
+            accepted.append(name)
+    return accepted, dropped
+
+
+def keep_tests(text: str, names: list[str]) -> str:
+    """The module `text` with only the test functions `names` (and everything that is not a
+    test function)."""
+    tree = ast.parse(text)
+    lines = text.splitlines(keepends=True)
+    kept = []
+    for node in tree.body:
+        if (
+            isinstance(node, ast.FunctionDef)
+            and node.name.startswith("test")
+            and node.name not in names
+        ):
+            continue
+        kept.append("".join(lines[node.lineno - 1 : node.end_lineno]))
+    return "\n\n".join(part.rstrip("\n") + "\n" for part in kept)
+
+
+def outcome(run: TestRun, reproduction: Reproduction) -> tuple[bool, int]:
+    """Whether every test of the reproduction passed in `run`, and how many did."""
+    passed = len(run.of(reproduction.file) & run.passed)
+    return passed == reproduction.tests, passed

@@ -1,0 +1,73 @@
+"""Reproduction tests built from the issue's own text, without a model."""
+
+from __future__ import annotations
+
+from swe_aci.pipeline.issue_examples import issue_tests, mentions
+from swe_aci.pipeline.reproduction import keep_tests
+
+
+def test_a_session_and_a_sentence_give_a_test_each() -> None:
+    issue = (
+        ">>> from tempconv import fahrenheit_to_celsius\n>>> fahrenheit_to_celsius(212)\n"
+        "194.22222222222223\n\nI expected 100.0. Freezing is wrong too: "
+        "fahrenheit_to_celsius(32) should be 0.0.\n"
+    )
+    code = issue_tests(issue, {"fahrenheit_to_celsius": "tempconv"})
+    assert "assert (fahrenheit_to_celsius(212)) == pytest.approx(100.0)" in code
+    assert (
+        "from tempconv import fahrenheit_to_celsius\n    assert (fahrenheit_to_celsius(32))" in code
+    )
+    compile(code, "t.py", "exec")
+
+
+def test_several_outputs_pair_with_as_many_expected_values_and_one_with_each_wrong_one() -> None:
+    issue = (
+        "```python\n>>> from m import f\n>>> f(1)\n[[1], []]\n>>> f(3)\n[[3], []]\n```\n\n"
+        "Expected `[[1]]` and `[[3]]` here too.\n"
+    )
+    code = issue_tests(issue, {})
+    assert "assert (f(1)) == [[1]]" in code and "assert (f(3)) == [[3]]" in code
+    one = ">>> g = G()\n>>> g.get()\n[1, 2]\n>>> g.copy().get()\n[2]\n\nExpected `[1, 2]` in both cases.\n"
+    code = issue_tests(one, {})
+    assert "assert (g.copy().get()) == [1, 2]" in code and "assert (g.get())" not in code
+    assert "    g = G()\n" in code
+
+
+def test_tracebacks_and_expected_exceptions() -> None:
+    crash = (
+        ">>> from m import r\n>>> list(r(0))\nTraceback (most recent call last):\n  ...\n"
+        "IndexError: out of range\n\nExpected: an empty list.\n"
+    )
+    assert "    from m import r\n    list(r(0))\n" in issue_tests(crash, {})
+    raises = (
+        ">>> from p.version import Version\n>>> Version(None)\nTypeError: not iterable\n\n"
+        "Expected: any value that is not a version raises `p.version.InvalidVersion`.\n"
+    )
+    code = issue_tests(raises, {})
+    assert "import p.version\n" in code and "with pytest.raises(p.version.InvalidVersion):" in code
+    message = (
+        ">>> f('x')\nTraceback (most recent call last):\nValueError: b'x'\n\n"
+        "Expected the message to show the string.\n"
+    )
+    assert issue_tests(message, {}) == ""  # what it expects is not a value the text gives
+
+
+def test_expected_comments_in_a_script() -> None:
+    issue = "```python\nfrom m import tags\nprint(tags())\n# actual: ['a']\n# expected: ['b', 'a']\n```\n"
+    assert "assert (tags()) == ['b', 'a']" in issue_tests(issue, {})
+
+
+def test_only_the_accepted_tests_are_kept() -> None:
+    code = "import pytest\n\n\ndef test_a():\n    assert 1\n\n\ndef test_b():\n    assert 2\n"
+    kept = keep_tests(code, ["test_b"])
+    assert "def test_b" in kept and "def test_a" not in kept and "import pytest" in kept
+
+
+def test_the_issues_traceback_frames_and_paths_are_mentions() -> None:
+    issue = (
+        'Traceback (most recent call last):\n  File "/site/pkg/api.py", line 3, in run\n'
+        '  File "/site/pkg/core.py", line 9, in parse_value\nValueError\n\nSee pkg/extra.py too.'
+    )
+    found = mentions(issue)
+    assert found.paths[:2] == ("/site/pkg/core.py", "/site/pkg/api.py")
+    assert "pkg/extra.py" in found.paths and found.names == ("parse_value", "run")

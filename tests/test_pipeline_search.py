@@ -1,0 +1,298 @@
+"""The pipeline's search beyond whole-function rewrites, with scripted models through the real
+sandbox: search/replace blocks, targets that are not functions, the repository's pytest options,
+candidates that only break tests, and reproduction tests that attack the tree."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from conftest import commit_tree
+from swe_aci.aci.config import DEFAULT_LINT_SELECT
+from swe_aci.aci.lint import Linter
+from swe_aci.env.config import Workspace
+from swe_aci.episode import load_config, run_episode
+from swe_aci.pipeline.blocks import apply_blocks, block_edit, numbered, parse_blocks, region
+from swe_aci.pipeline.candidates import search_order, targets
+from swe_aci.pipeline.localize import candidate_locations
+from swe_aci.pipeline.regressions import overrides_addopts, related_tests
+from swe_aci.pipeline.repair import Dropped
+from swe_aci.retrieval.documents import Document
+from swe_aci.trajectory.store import load_trajectory
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+PLAIN_ISSUE = "top_words returns one word too few: it always returns n - 1 of them.\n"
+LINT = Linter(DEFAULT_LINT_SELECT)
+
+
+def fenced(code: str) -> str:
+    return f"```python\n{code}```\n"
+
+
+def block(old: str, new: str, path: str = "wordcount/counter.py") -> str:
+    return f"{path}\n<<<<<<< SEARCH\n{old}=======\n{new}>>>>>>> REPLACE\n"
+
+
+RIGHT_BLOCK = block("    return ranked[: n - 1]\n", "    return ranked[:n]\n")
+NO_TEST = "I cannot write a test."
+
+
+def wordcount(root: Path, extra: dict[str, str] | None = None) -> Path:
+    files = {
+        str(path.relative_to(EXAMPLES / "wordcount")): path.read_text()
+        for path in (EXAMPLES / "wordcount").rglob("*")
+        if path.is_file() and "__pycache__" not in path.parts
+    }
+    commit_tree(root, {**files, **(extra or {})})
+    return root
+
+
+def run(tmp_path: Path, script: list[str], issue: str = PLAIN_ISSUE, *extra: str, repo=None):
+    config = load_config(
+        "pipeline",
+        ["model.name=scripted", f"model.script={json.dumps(script)}", "env.backend=local",
+         "strategy.repair.temperatures=[0.0]", "strategy.repair.more_temperatures=[]", *extra],
+    )  # fmt: skip
+    source = repo or wordcount(tmp_path / "repo")
+    result = run_episode(
+        config, Workspace(config.env, str(source)), issue, instance_id="w",
+        output_dir=tmp_path / "out",
+    )  # fmt: skip
+    steps = load_trajectory(tmp_path / "out/w/w.traj")["trajectory"]
+    return result, {step["action"]: step for step in steps}
+
+
+# -- attacks of the model's reproduction test (issue 25) -------------------------------------
+
+ATTACK = fenced(
+    "import pathlib\n\nfrom wordcount import top_words\n\n\ndef test_issue():\n"
+    "    root = pathlib.Path(__file__).resolve().parents[2]\n"
+    "    (root / 'pwned.txt').write_text('x')\n"
+    "    with open(root / 'wordcount' / 'counter.py', 'a') as source:\n"
+    "        source.write('\\nPWNED = 1\\n')\n"
+    "    for test in (root / 'tests').glob('*.py'):\n"
+    "        test.write_text('')\n"
+    "    assert top_words('a b c a b a', 3) == [('a', 3), ('b', 2), ('c', 1)]\n"
+)
+
+
+def test_what_the_reproduction_test_writes_never_reaches_the_tests_or_the_patch(
+    tmp_path: Path,
+) -> None:
+    """The model's test writes a file, appends to a source file and empties the test files
+    before asserting: every run starts from a clean tree, the baseline still counts the
+    repository's tests, and the submission is exactly the chosen edit."""
+    result, steps = run(
+        tmp_path, [ATTACK, RIGHT_BLOCK], PLAIN_ISSUE, "strategy.repair.rewrite_max_lines=0"
+    )
+    assert result.exit_status == "submitted"
+    assert "pwned" not in result.submission.lower() and "tests/" not in result.submission
+    changed = [line for line in result.submission.splitlines() if line[:1] in "+-"]
+    assert changed == [
+        "--- a/wordcount/counter.py", "+++ b/wordcount/counter.py",
+        "-    return ranked[: n - 1]", "+    return ranked[:n]",
+    ]  # fmt: skip
+    assert steps["tests at the base"]["observation"].startswith("1 pass of 3")
+    assert "reproduction test passes, regressions 0" in steps["validate 1"]["observation"]
+
+
+MARKER = fenced(
+    "import pathlib\n\n\ndef test_issue():\n"
+    "    marker = pathlib.Path(__file__).with_suffix('.marker')\n"
+    "    if marker.exists():\n        return\n"
+    "    marker.write_text('seen')\n    assert False\n"
+)
+
+
+def test_a_reproduction_that_fails_only_on_its_first_run_is_rejected(tmp_path: Path) -> None:
+    result, steps = run(tmp_path, [MARKER, MARKER, RIGHT_BLOCK], PLAIN_ISSUE,
+                        "strategy.repair.rewrite_max_lines=0")  # fmt: skip
+    assert "fails only on its first run" in steps["reproduce 1/2 (T=0)"]["observation"]
+    assert "passes at the base" in steps["reproduce 2/2 (T=0.7)"]["observation"]  # its marker
+    for action in ("reproduce 1/2 (T=0)", "reproduce 2/2 (T=0.7)"):
+        assert steps[action]["pipeline"]["accepted"] is False
+    assert result.exit_status == "submitted"  # chosen without a reproduction
+    assert "reproduction test not run" in steps["choose"]["observation"]
+
+
+def test_a_candidate_that_only_breaks_existing_tests_is_not_submitted(tmp_path: Path) -> None:
+    breaking = block('WORD = re.compile(r"[A-Za-z\']+")\n', 'WORD = re.compile(r"[a-z\']+")\n')
+    result, steps = run(tmp_path, [NO_TEST, NO_TEST, breaking], PLAIN_ISSUE,
+                        "strategy.repair.rewrite_max_lines=0")  # fmt: skip
+    assert result.exit_status == "exit_format" and result.submission == ""
+    assert "regressions 1" in steps["validate 1"]["observation"]
+    assert "no fix found" in steps["choose"]["observation"]
+    assert "breaks 1 existing tests" in steps["choose"]["observation"]
+
+
+def test_the_repositorys_addopts_do_not_break_the_pipelines_test_runs(tmp_path: Path) -> None:
+    """`addopts = --cov` in setup.cfg: a plugin-free pytest refuses it on usage, so the baseline
+    was "0 pass of 0"; with `-o addopts=''` the repository's tests run."""
+    repo = wordcount(
+        tmp_path / "repo", {"setup.cfg": "[tool:pytest]\naddopts = --cov=wordcount --strict\n"}
+    )
+    result, steps = run(tmp_path, [NO_TEST, NO_TEST, RIGHT_BLOCK], PLAIN_ISSUE,
+                        "strategy.repair.rewrite_max_lines=0", repo=repo)  # fmt: skip
+    assert steps["tests at the base"]["observation"].startswith("1 pass of 3")
+    assert "regressions 0" in steps["validate 1"]["observation"]
+    assert result.exit_status == "submitted"
+
+
+# -- targets beyond functions ----------------------------------------------------------------
+
+SLUG = '''"""Slugs."""
+
+import re
+
+SEPARATOR = re.compile(r"[^a-z0-9]")
+
+
+class Style:
+    dash = "-"
+    width = 10
+
+    def join(self, parts):
+        return self.dash.join(parts)
+
+
+def slugify(text):
+    return SEPARATOR.sub("-", text.lower()).strip("-")
+'''
+
+
+def test_module_assignments_and_class_attributes_are_targets() -> None:
+    found = {location.qualname: location for location in targets("slug.py", SLUG)}
+    assert found["SEPARATOR"].kind == "assignment" and found["SEPARATOR"].start == 5
+    assert found["Style"].kind == "class" and (found["Style"].start, found["Style"].end) == (8, 10)
+    assert found["Style.join"].kind == "function" and found["slugify"].kind == "function"
+    ranked = candidate_locations(
+        "slugify leaves double dashes: the SEPARATOR pattern matches one character",
+        [Document("slug.py", SLUG)], 1, 10,
+    )  # fmt: skip
+    assert {ranked[0].qualname, ranked[1].qualname} == {"slugify", "SEPARATOR"}
+    order = search_order(ranked, 2)
+    assert [target.label for target in order][-1] == f"{ranked[0].label} + {ranked[1].label}"
+    assert order[0].rewrites(30) != (ranked[0].kind != "function")
+
+
+def test_a_constant_is_fixed_by_a_block() -> None:
+    reply = "Fix:\n" + block('SEPARATOR = re.compile(r"[^a-z0-9]")\n',
+                             'SEPARATOR = re.compile(r"[^a-z0-9]+")\n', "slug.py")  # fmt: skip
+    edit = block_edit({"slug.py": SLUG}, reply, "slug.py", LINT)
+    assert 'SEPARATOR = re.compile(r"[^a-z0-9]+")' in edit.texts["slug.py"]
+    assert edit.source == "block" and edit.notes == ("block 1: applied at lines 5-5",)
+
+
+def test_blocks_match_exactly_or_ignoring_indentation_and_are_dropped_otherwise() -> None:
+    indented = block("return self.dash.join(parts)\n", "return self.dash.join(reversed(parts))\n",
+                     "slug.py")  # fmt: skip
+    edit = block_edit({"slug.py": SLUG}, indented, "slug.py", LINT)
+    assert "        return self.dash.join(reversed(parts))\n" in edit.texts["slug.py"]
+    assert "(ignoring indentation)" in edit.notes[0]
+    numbered_old = block("  13 |         return self.dash.join(parts)\n",
+                         "  13 |         return self.dash.join(sorted(parts))\n", "slug.py")  # fmt: skip
+    assert (
+        "sorted(parts)"
+        in block_edit({"slug.py": SLUG}, numbered_old, "slug.py", LINT).texts["slug.py"]
+    )
+    conflict_style = (
+        "slug.py\n<<<<<<< HEAD\n 9 |     width = 10\n=======\n 9 |     width = 11\n>>>>>>> fix\n"
+    )
+    assert (
+        "width = 11"
+        in block_edit({"slug.py": SLUG}, conflict_style, "slug.py", LINT).texts["slug.py"]
+    )
+    with pytest.raises(Dropped, match="old lines do not match"):
+        block_edit(
+            {"slug.py": SLUG},
+            block("    return 42\n", "    return 43\n", "slug.py"),
+            "slug.py",
+            LINT,
+        )
+    with pytest.raises(Dropped, match="lint: F821"):
+        block_edit(
+            {"slug.py": SLUG},
+            block('    dash = "-"\n', "    dash = missing\n", "slug.py"),
+            "slug.py",
+            LINT,
+        )
+    comment = block(
+        "        return self.dash.join(parts)\n",
+        "        return self.dash.join(parts)  # ok\n",
+        "slug.py",
+    )
+    with pytest.raises(Dropped, match="change no code"):
+        block_edit({"slug.py": SLUG}, comment, "slug.py", LINT)
+    with pytest.raises(Dropped, match="no search/replace block"):
+        block_edit({"slug.py": SLUG}, "no blocks here", "slug.py", LINT)
+    # of two blocks, the one that does not apply is dropped and the other kept
+    two = block("    width = 10\n", "    width = 12\n", "slug.py") + block(
+        "nope\n", "x\n", "slug.py"
+    )
+    texts, notes = apply_blocks({"slug.py": SLUG}, parse_blocks(two, "slug.py"), LINT)
+    assert "width = 12" in texts["slug.py"] and "dropped" in notes[1]
+
+
+def test_the_region_shown_is_numbered_around_the_issues_words() -> None:
+    text = "".join(f"x{n} = {n}\n" for n in range(1, 101)) + "needle = 0\n"
+    start, end = region(text, 1, 101, "the needle is wrong", 10)
+    assert start <= 101 <= end and end - start == 9
+    assert numbered(text, 100, 101) == "100 | x100 = 100\n101 | needle = 0"
+
+
+# -- regressions -----------------------------------------------------------------------------
+
+
+def test_the_tests_importing_the_changed_module_come_first() -> None:
+    tree = {
+        "pkg/core.py": "",
+        "tests/test_a.py": "def test_x():\n    assert 'core' in 'words about core'\n",
+        "tests/test_b.py": "from pkg.core import thing\n",
+        "tests/test_c.py": "from pkg import core\n",
+        "tests/test_d.py": "import os\n",
+    }
+    assert related_tests(tree, ["pkg/core.py"], [], 10) == [
+        "tests/test_b.py", "tests/test_c.py", "tests/test_a.py",
+    ]  # fmt: skip
+    assert related_tests(tree, ["other.py"], [], 10) == sorted(p for p in tree if "test" in p)
+
+
+@pytest.mark.parametrize(
+    ("configs", "expected"),
+    [
+        ({"setup.cfg": "[tool:pytest]\naddopts = --cov\n"}, True),
+        ({"setup.cfg": "[metadata]\nname = x\n"}, False),
+        ({"pytest.ini": "[pytest]\naddopts = -p xdist\n", "setup.cfg": "[tool:pytest]\n"}, True),
+        ({"pytest.ini": "[pytest]\n", "setup.cfg": "[tool:pytest]\naddopts = --cov\n"}, False),
+        ({"pyproject.toml": '[tool.pytest.ini_options]\naddopts = "--cov"\n'}, True),
+        ({"tox.ini": "[pytest]\naddopts = --cov\n"}, True),
+        ({}, False),
+    ],
+)
+def test_addopts_is_found_where_pytest_reads_it(configs: dict[str, str], expected: bool) -> None:
+    assert overrides_addopts(configs) is expected
+
+
+def test_the_issues_traceback_frames_come_first_in_localization() -> None:
+    documents = [
+        Document("pkg/slug.py", SLUG),
+        Document("pkg/other.py", "def slug_words(text):\n    return text.split()\n"),
+    ]
+    issue = (
+        "slug words break\n\nTraceback (most recent call last):\n"
+        '  File "/usr/lib/site-packages/pkg/slug.py", line 14, in join\nTypeError: boom\n'
+    )
+    found = candidate_locations(issue, documents, 1, 10)
+    assert found[0].label == "pkg/slug.py::Style.join"  # the frame's file, then its function
+
+
+def test_an_edit_spanning_two_files_is_one_candidate() -> None:
+    other = "from slug import slugify\n\n\ndef title(text):\n    return slugify(text)\n"
+    reply = block("    return slugify(text)\n", "    return slugify(text).title()\n", "util.py") + (
+        block("    width = 10\n", "    width = 12\n", "slug.py")
+    )
+    edit = block_edit({"slug.py": SLUG, "util.py": other}, reply, "slug.py", LINT)
+    assert set(edit.texts) == {"slug.py", "util.py"} and "width = 12" in edit.texts["slug.py"]
+    assert "slugify(text).title()" in edit.texts["util.py"]
