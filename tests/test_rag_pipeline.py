@@ -148,7 +148,7 @@ def test_oracle_shows_the_gold_files_and_a_bad_diff_is_recorded(
     details = the_step(out, "greet-1")["pipeline"]
     assert details["included"] == ["README.md", "pkg/greet.py"]
     assert details["status"] == "patch_failed"
-    assert details["reason"].startswith("git apply --check failed: ")
+    assert details["reason"].startswith("git apply failed: ")
 
 
 def test_oracle_without_a_gold_patch_is_recorded(greet_tasks: Path, tmp_path: Path) -> None:
