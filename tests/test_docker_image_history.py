@@ -10,7 +10,7 @@ import pytest
 
 from env_helpers import skip_unavailable
 from swe_aci.env.config import EnvConfig
-from swe_aci.env.docker import BASE_IMAGE
+from swe_aci.env.docker.environment import BASE_IMAGE
 from swe_aci.env.factory import make_environment
 from swe_aci.recipes import task_workspace
 from swe_aci.tasks import Task

@@ -51,7 +51,7 @@ def ensure_task_image(
 ) -> None:
     """`image` is present and built from `task_dir`'s current context, or built now."""
     from swe_aci.env.base import SandboxError
-    from swe_aci.env.docker import connect
+    from swe_aci.env.docker.environment import connect
 
     try:
         client = connect()

@@ -85,7 +85,7 @@ def export_task_repo(
 ) -> Exported:
     """Write `tasks` as a task repository at `out` (created; must not hold one already)."""
     from swe_aci.env.base import SandboxError
-    from swe_aci.env.docker import connect
+    from swe_aci.env.docker.environment import connect
     from swe_aci.recipes.docker_image import ensure_python_image, task_build_context
 
     if (out / CONFIG_FILE).exists() or (out / TASKS_DIR).exists():
