@@ -125,6 +125,6 @@ def test_a_go_task_gold_resolves_and_empty_does_not(
     assert gold.tests_status is not None
     assert gold.tests_status.PASS_TO_PASS.success == ["TestMul"]
     empty = evaluate_instance(task, "", config, tmp_path / "empty", 120, cache_dir=cache)
-    assert empty.outcome == "unresolved" and empty.empty_patch
+    assert (empty.outcome, empty.base_outcome) == ("empty_patch", "unresolved")
     assert empty.tests_status is not None
     assert empty.tests_status.FAIL_TO_PASS.failure == ["TestAdd"]

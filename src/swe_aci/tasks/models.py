@@ -103,6 +103,14 @@ class Task(BaseModel):
             raise ValueError(INSTANCE_ID_RULE)
         return value
 
+    @field_validator("version", mode="before")
+    @classmethod
+    def _version_text(cls, value: Any) -> Any:
+        """Saved datasets sometimes carry the version as a number (`3.0`)."""
+        return (
+            str(value) if isinstance(value, int | float) and not isinstance(value, bool) else value
+        )
+
     @field_validator("FAIL_TO_PASS", "PASS_TO_PASS", mode="before")
     @classmethod
     def _json_string_list(cls, value: Any) -> Any:
