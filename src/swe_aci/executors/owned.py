@@ -47,25 +47,17 @@ def watch_owner() -> None:
         _watchdog = (os.getpid(), process)
 
 
-def adopt(pids: set[int]) -> None:
-    """Have the watchdog kill `pids` too when this process ends: processes of ours that do not
-    carry the marker (Ray's agents, which the raylet starts with an environment of its own).
-    Each goes with its start time, so a pid reused meanwhile is left alone."""
+def adopt_environment(entries: set[str]) -> None:
+    """Have the watchdog also kill, when this process ends, every process whose environment holds
+    one of `entries` (`NAME=value`): processes of ours that do not carry the marker, such as Ray's
+    agents, which the raylet starts (later, and with an environment of its own) naming its pid in
+    `RAY_RAYLET_PID`. Read when the owner ends, so a process started after this call is found."""
     watch_owner()
     assert _watchdog is not None and _watchdog[1].stdin is not None
-    lines = "".join(f"{pid} {start}\n" for pid in pids if (start := start_time(pid)) is not None)
+    lines = "".join(f"{entry}\n" for entry in sorted(entries) if "\n" not in entry)
     with _lock, contextlib.suppress(OSError):
         _watchdog[1].stdin.write(lines.encode())
         _watchdog[1].stdin.flush()
-
-
-def start_time(pid: int) -> str | None:
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as handle:
-            stat = handle.read().decode()
-    except OSError:
-        return None
-    return stat[stat.rfind(")") + 2 :].split()[19]
 
 
 def marked(marker: str) -> set[int]:
@@ -120,12 +112,13 @@ def sweep_dead_owners(kind: str) -> list[int]:
     return orphaned
 
 
-def kill_owned(owner: int, adopted: dict[int, str] | None = None) -> None:
-    """Kill every process marked with `owner`'s pid, of every kind, and the `adopted` ones
-    (pid: start time) still running since then."""
-    for pid, start in (adopted or {}).items():
-        if start_time(pid) == start:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(pid, signal.SIGKILL)
+def kill_owned(owner: int, entries: set[str] | None = None) -> None:
+    """Kill every process marked with `owner`'s pid, of every kind, and those whose environment
+    holds one of the adopted `entries` (`adopt_environment`)."""
+    if entries:
+        for pid, environ in environments():
+            if pid != os.getpid() and entries.intersection(environ):
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(pid, signal.SIGKILL)
     for kind in KINDS:
         kill_marked_processes(owner_marker(kind, owner))

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 from swe_aci.executors.base import Jobs, WorkerLost, bounded_workers
-from swe_aci.executors.owned import adopt, environments, marked, owned_environment
+from swe_aci.executors.owned import adopt_environment, marked, owned_environment
 
 POLL_SECONDS = 0.2
 LOOPBACK_ONLY = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"  # "0": Ray's node address is 127.0.0.1
@@ -159,15 +159,9 @@ def start_ray(address: str | None) -> Any:
 
 def adopt_agents(marker: str) -> None:
     """The raylet starts its agents (dashboard, runtime env; about 185 MB) with an environment of
-    its own, without the marker: the watchdog is told their pids."""
-    raylets = {str(pid) for pid in marked(marker)}
-    adopt(
-        {
-            pid
-            for pid, environ in environments()
-            if any(v.startswith("RAY_RAYLET_PID=") and v[15:] in raylets for v in environ)
-        }
-    )
+    its own, without the marker but naming the raylet: the watchdog kills what names ours, the
+    agents started after this call included (they may come up seconds later on a busy machine)."""
+    adopt_environment({f"RAY_RAYLET_PID={pid}" for pid in marked(marker)})
 
 
 def bind_local_ray_to_loopback() -> None:
