@@ -318,3 +318,25 @@ def test_a_scripted_agent_fixes_a_task_of_the_repository_in_its_image_and_is_gra
     assert "tests/" not in prediction["model_patch"]  # the agent never saw the test patch
     report = json.loads((out / "evaluation" / "report.json").read_text())
     assert report["resolved_ids"] == ["calc__a-1"]
+
+
+def test_the_commands_choose_a_dataset_and_a_split_of_a_task_repository(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from typer.testing import CliRunner
+
+    from swe_aci.cli import app
+
+    monkeypatch.chdir(tmp_path)
+    write_task(repo, "calc__old-9", eval_type="pass_and_fail", split="deprecated")
+    config = {"datasets": ["calc-bench"], "splits": ["test", "deprecated"]}
+    (repo / "sweb.yaml").write_text(yaml.safe_dump(config))
+    runner = CliRunner(env={"NO_COLOR": "1", "COLUMNS": "200"})
+    unknown = runner.invoke(app, ["evaluate", "gold", "--instances", str(repo), "--dataset", "x"])
+    assert unknown.exit_code != 0
+    assert "does not publish 'x'; it publishes calc-bench" in unknown.output
+    args = ["evaluate", "gold", "--instances", str(repo), "--split", "deprecated", "--env", "bwrap"]
+    chosen = runner.invoke(app, [*args, "--output-dir", str(tmp_path / "out")])
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    assert report["total_instances"] == 1, chosen.output  # the deprecated split alone
+    assert report["error_ids"] == ["calc__old-9"]  # an image row needs the docker sandbox

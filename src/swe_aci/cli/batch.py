@@ -11,12 +11,14 @@ from swe_aci.cli.common import (
     EVALUATION_TIMEOUT,
     CacheOption,
     ConfigOption,
+    DatasetOption,
     EnvOption,
     EvaluationTimeoutOption,
     FilterOption,
     ModelOption,
     SetOption,
     SliceOption,
+    SplitOption,
     TaskSourceOption,
     WorkersOption,
     build_config,
@@ -32,6 +34,8 @@ SeedOption = Annotated[int, typer.Option(help="Seed of --shuffle.")]
 
 def batch_command(
     instances: TaskSourceOption,
+    dataset: DatasetOption = None,
+    split: SplitOption = None,
     filter: FilterOption = None,
     slice: SliceOption = None,
     shuffle: ShuffleOption = False,
@@ -84,14 +88,25 @@ def batch_command(
 
             if find_spec("ray") is None:  # not imported here: the runner sets Ray up first
                 fail("the ray executor needs Ray: pip install 'swe-aci[ray]'")
-        task_set = load_selection(instances, filter, slice, shuffle, seed)
+        task_set = load_selection(
+            instances, filter, slice, shuffle, seed, dataset=dataset, split=split
+        )
         episode_config = build_config(
             config, set_ or [], **{"model.name": model, "env.backend": env}
         )
         if problem := missing_requirements(episode_config):
             fail(problem)  # once, before any instance loads the model
+        repository = {
+            key: value for key, value in (("dataset", dataset), ("split", split)) if value
+        }
         record = RunRecord.of(
-            instances, task_set, filter=filter, slice=slice, shuffle=shuffle, seed=seed
+            instances,
+            task_set,
+            filter=filter,
+            slice=slice,
+            shuffle=shuffle,
+            seed=seed,
+            **repository,
         )
         options = BatchOptions(
             workers=workers,
@@ -140,6 +155,8 @@ images_app = typer.Typer(help="Environments built from task recipes.", no_args_i
 @images_app.command("build")
 def images_build(
     instances: TaskSourceOption,
+    dataset: DatasetOption = None,
+    split: SplitOption = None,
     filter: FilterOption = None,
     slice: SliceOption = None,
     env: Annotated[
@@ -155,7 +172,7 @@ def images_build(
 
         if env not in ("docker", "bwrap", "local", "auto"):
             fail(f"unknown --env {env!r}: docker, bwrap, local or auto")
-        task_set = load_selection(instances, filter, slice)
+        task_set = load_selection(instances, filter, slice, dataset=dataset, split=split)
         failures = prebuild(task_set.tasks, env, workers, cache_dir)
         if failures:
             raise typer.Exit(1)

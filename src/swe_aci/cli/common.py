@@ -48,7 +48,18 @@ SetOption = Annotated[
     list[str] | None, typer.Option("--set", help="Override a config key: a.b.c=value.")
 ]
 TaskSourceOption = Annotated[
-    str, typer.Option(help="Task file (JSON, JSONL, YAML) or a saved Hugging Face dataset.")
+    str,
+    typer.Option(
+        help="Task file (JSON, JSONL, YAML), a saved Hugging Face dataset, or a SWE-bench 5 task "
+        "repository (a directory with sweb.yaml)."
+    ),
+]
+DatasetOption = Annotated[
+    str | None,
+    typer.Option(help="Of a task repository: only this dataset its sweb.yaml publishes."),
+]
+SplitOption = Annotated[
+    str | None, typer.Option(help="Of a task repository: only this split (default: all of its).")
 ]
 FilterOption = Annotated[str | None, typer.Option(help="Only ids matching this regex.")]
 SliceOption = Annotated[str | None, typer.Option(help="A:B of the selected tasks (Python slice).")]
@@ -200,7 +211,14 @@ def require_model(config: EpisodeConfig) -> None:
 
 
 def load_selection(
-    instances: str, filter: str | None, slice: str | None, shuffle: bool = False, seed: int = 0
+    instances: str,
+    filter: str | None,
+    slice: str | None,
+    shuffle: bool = False,
+    seed: int = 0,
+    *,
+    dataset: str | None = None,
+    split: str | None = None,
 ) -> TaskSet:
     """The selected tasks; bad rows are reported on stderr (one line each) and left out."""
     from rich.console import Console
@@ -208,7 +226,15 @@ def load_selection(
     from swe_aci.tasks import TaskFileError, load_tasks
 
     try:
-        task_set = load_tasks(instances, filter=filter, slice=slice, shuffle=shuffle, seed=seed)
+        task_set = load_tasks(
+            instances,
+            filter=filter,
+            slice=slice,
+            shuffle=shuffle,
+            seed=seed,
+            dataset=dataset,
+            split=split,
+        )
     except TaskFileError as error:
         fail(str(error))
     console = Console(stderr=True, highlight=False, soft_wrap=True)

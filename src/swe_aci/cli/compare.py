@@ -11,10 +11,12 @@ import typer
 from swe_aci.cli.common import (
     EVALUATION_TIMEOUT,
     CacheOption,
+    DatasetOption,
     EnvOption,
     EvaluationTimeoutOption,
     FilterOption,
     SliceOption,
+    SplitOption,
     TaskSourceOption,
     WorkersOption,
     build_config,
@@ -207,6 +209,8 @@ def compare_command(
     ] = Path("comparison"),
     filter: FilterOption = None,
     slice: SliceOption = None,
+    dataset: DatasetOption = None,
+    split: SplitOption = None,
     timeout: EvaluationTimeoutOption = EVALUATION_TIMEOUT,
     redo: Annotated[bool, typer.Option(help="Run and evaluate everything again.")] = False,
     cache_dir: CacheOption = None,
@@ -240,7 +244,7 @@ def compare_command(
             resolved = [(given, *resolve_config(given)) for given in names]
         except CompareError as error:
             fail(str(error))
-        task_set = load_selection(instances, filter, slice)
+        task_set = load_selection(instances, filter, slice, dataset=dataset, split=split)
         if not task_set.tasks:
             fail(f"no task selected from {instances}")
         overrides = {"model.name": model, "env.backend": env}

@@ -9,8 +9,10 @@ import typer
 
 from swe_aci.cli.common import (
     EVALUATION_TIMEOUT,
+    DatasetOption,
     EnvOption,
     EvaluationTimeoutOption,
+    SplitOption,
     TaskSourceOption,
     WorkersOption,
     check_backend,
@@ -46,6 +48,8 @@ def evaluate_command(
         ),
     ],
     instances: TaskSourceOption,
+    dataset: DatasetOption = None,
+    split: SplitOption = None,
     ids: Annotated[
         list[str] | None, typer.Option(help="Only these instance ids (repeat, or comma-separated).")
     ] = None,
@@ -110,7 +114,7 @@ def evaluate_command(
             except SwebenchMissingError as exc:
                 fail(str(exc))
         try:
-            tasks = selected_tasks(instances, ids, console)
+            tasks = selected_tasks(instances, ids, console, dataset=dataset, split=split)
             chosen = read_chosen_predictions(predictions, tasks, instances, console)
         except (TaskFileError, PredictionsError) as exc:
             fail(str(exc))
@@ -171,12 +175,19 @@ def evaluate_command(
     guarded(body, interrupted="evaluated instances keep their reports: run again to go on")
 
 
-def selected_tasks(instances: str, ids: list[str] | None, console: Console) -> list[Task]:
+def selected_tasks(
+    instances: str,
+    ids: list[str] | None,
+    console: Console,
+    *,
+    dataset: str | None = None,
+    split: str | None = None,
+) -> list[Task]:
     """The task file's valid rows (bad ones reported, one line each), limited to `ids`."""
 
     from swe_aci.tasks import load_tasks
 
-    task_set = load_tasks(instances)
+    task_set = load_tasks(instances, dataset=dataset, split=split)
     for problem in task_set.problems:
         console.print(f"[yellow]skipped row:[/] {shown(problem)}")
     tasks = task_set.tasks
