@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import signal
 import subprocess
 import sys
 import threading
@@ -47,22 +46,14 @@ def watch_owner() -> None:
         _watchdog = (os.getpid(), process)
 
 
-def adopt_environment(entries: set[str]) -> None:
-    """Have the watchdog also kill, when this process ends, every process whose environment holds
-    one of `entries` (`NAME=value`): processes of ours that do not carry the marker, such as Ray's
-    agents, which the raylet starts (later, and with an environment of its own) naming its pid in
-    `RAY_RAYLET_PID`. Read when the owner ends, so a process started after this call is found."""
+def track_descendants() -> None:
+    """Have the watchdog also kill, when this process ends, what its marked processes started
+    while it ran, found or not by the marker then: Ray's agents (`watchdog.py` says why)."""
     watch_owner()
     assert _watchdog is not None and _watchdog[1].stdin is not None
-    lines = "".join(f"{entry}\n" for entry in sorted(entries) if "\n" not in entry)
     with _lock, contextlib.suppress(OSError):
-        _watchdog[1].stdin.write(lines.encode())
+        _watchdog[1].stdin.write(b"track\n")
         _watchdog[1].stdin.flush()
-
-
-def marked(marker: str) -> set[int]:
-    """The processes whose environment holds `SWE_ACI_SANDBOX=marker`."""
-    return {pid for pid, environ in environments() if f"{MARKER_VARIABLE}={marker}" in environ}
 
 
 def environments() -> Iterator[tuple[int, list[str]]]:
@@ -112,13 +103,7 @@ def sweep_dead_owners(kind: str) -> list[int]:
     return orphaned
 
 
-def kill_owned(owner: int, entries: set[str] | None = None) -> None:
-    """Kill every process marked with `owner`'s pid, of every kind, and those whose environment
-    holds one of the adopted `entries` (`adopt_environment`)."""
-    if entries:
-        for pid, environ in environments():
-            if pid != os.getpid() and entries.intersection(environ):
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.kill(pid, signal.SIGKILL)
+def kill_owned(owner: int) -> None:
+    """Kill every process marked with `owner`'s pid, of every kind, and their descendants."""
     for kind in KINDS:
         kill_marked_processes(owner_marker(kind, owner))

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 from swe_aci.executors.base import Jobs, WorkerLost, bounded_workers
-from swe_aci.executors.owned import adopt_environment, marked, owned_environment
+from swe_aci.executors.owned import owned_environment, track_descendants
 
 POLL_SECONDS = 0.2
 LOOPBACK_ONLY = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"  # "0": Ray's node address is 127.0.0.1
@@ -149,19 +149,12 @@ def start_ray(address: str | None) -> Any:
     if ray.is_initialized():
         return ray
     if address is None and not os.environ.get("RAY_ADDRESS"):
-        with owned_environment("ray") as marker:
+        with owned_environment("ray"):
+            track_descendants()  # the agents the raylet starts (about 185 MB)
             ray.init(address="local", log_to_driver=False)
-        adopt_agents(marker)
     else:
         ray.init(address=address, log_to_driver=False)
     return ray
-
-
-def adopt_agents(marker: str) -> None:
-    """The raylet starts its agents (dashboard, runtime env; about 185 MB) with an environment of
-    its own, without the marker but naming the raylet: the watchdog kills what names ours, the
-    agents started after this call included (they may come up seconds later on a busy machine)."""
-    adopt_environment({f"RAY_RAYLET_PID={pid}" for pid in marked(marker)})
 
 
 def bind_local_ray_to_loopback() -> None:
