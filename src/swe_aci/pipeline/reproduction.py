@@ -21,12 +21,13 @@ NOT_IMPORTABLE = re.compile(r"\b(ImportError|ModuleNotFoundError|SyntaxError|Ind
 @dataclass(frozen=True)
 class Reproduction:
     """The accepted reproduction: its file under `.git/`, its text, where it came from
-    (`issue example` or `model-written`) and how many tests it holds."""
+    (`issue example` or `model-written`), how many tests it holds and its output at the base."""
 
     file: str
     text: str
     origin: str
     tests: int
+    base_output: str
 
 
 def run_twice(sandbox: Sandbox, file: str, text: str) -> tuple[TestRun, TestRun]:

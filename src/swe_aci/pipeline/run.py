@@ -44,6 +44,7 @@ from swe_aci.pipeline.repair import Dropped, Edit, code_blocks, make_edit
 from swe_aci.pipeline.reproduction import Reproduction
 from swe_aci.pipeline.sandbox import Sandbox, SandboxNotRestored
 from swe_aci.pipeline.skeleton import Location, module_name
+from swe_aci.pipeline.tracebacks import first_targets, traceback_locations
 from swe_aci.retrieval.documents import BaseTree
 from swe_aci.trajectory.exits import ESCAPING_ERRORS, EXIT_REASONS, SUBMITTED, exit_for
 from swe_aci.trajectory.files import EpisodeFiles
@@ -88,7 +89,7 @@ class Pipeline(StagedEpisode):
             candidates = self._localize(tree)
             self.sandbox.reset()
             self._reproduce(tree, candidates)
-            self._search(tree, candidates)
+            self._search(tree, self._follow_traceback(tree, candidates))
             if not self._groups:
                 return self._end("exit_format", "no repair sample gave a usable edit", "")
             return self._choose(self._groups, "")
@@ -170,7 +171,7 @@ class Pipeline(StagedEpisode):
             if accepted:
                 kept = reproduction.keep_tests(text, accepted)
                 self._reproduction = Reproduction(
-                    reproduction.ISSUE_FILE, kept, "issue example", len(accepted)
+                    reproduction.ISSUE_FILE, kept, "issue example", len(accepted), first.output
                 )
             why = "; ".join(f"{name}: {problem}" for name, problem in dropped.items())
             observation = (
@@ -225,8 +226,24 @@ class Pipeline(StagedEpisode):
             )
             if problem is None:
                 tests = max(len(first.of(file)), 1)
-                self._reproduction = Reproduction(file, test, "model-written", tests)
+                self._reproduction = Reproduction(file, test, "model-written", tests, first.output)
                 return
+
+    def _follow_traceback(self, tree: dict[str, str], candidates: list[Location]) -> list[Location]:
+        """The functions the reproduction's traceback passes through first (tracebacks.py)."""
+        if self._reproduction is None:
+            return candidates
+        traced = traceback_locations(self._reproduction.base_output, tree)
+        if not traced or traced[0].label == candidates[0].label:
+            return candidates
+        labels = [location.label for location in traced]
+        self.record.step(
+            "follow the traceback",
+            "the reproduction fails with an exception raised in the repository's code",
+            f"first targets: {', '.join(labels)} (the localizer chose {candidates[0].label})",
+            {"traced": labels},
+        )
+        return first_targets(candidates, traced)
 
     def _search(self, tree: dict[str, str], candidates: list[Location]) -> None:
         """Samples target by target, each new candidate validated as it appears, until one

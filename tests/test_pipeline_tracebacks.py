@@ -1,0 +1,96 @@
+"""The functions a failing reproduction's traceback passes through come first among the repair
+targets: read from real pytest output, and followed by a pipeline run with a scripted model."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from conftest import commit_tree
+from swe_aci.pipeline.skeleton import locations
+from swe_aci.pipeline.tracebacks import first_targets, traceback_locations
+from test_pipeline_search import fenced, run
+
+VERSION = (
+    "def _check(part):\n"
+    "    if not part.isdigit() or part.startswith('0'):\n"
+    "        raise ValueError(f'invalid part: {part!r}')\n"
+    "    return int(part)\n"
+    "\n\n"
+    "def parse(text):\n"
+    "    return tuple(_check(part) for part in text.split('.'))\n"
+)
+ISSUE = (
+    "parse rejects versions with a zero in them\n\n"
+    ">>> from pkg.version import parse\n>>> parse('1.0.2')\nTraceback (most recent call last):\n"
+    "  ...\nValueError: invalid part: '0'\n\nIt should return (1, 0, 2).\n"
+)
+FIX = fenced(  # a short function: rewritten whole
+    "def _check(part):\n"
+    "    if not part.isdigit() or (len(part) > 1 and part.startswith('0')):\n"
+    "        raise ValueError(f'invalid part: {part!r}')\n"
+    "    return int(part)\n"
+)
+TREE = {"pkg/__init__.py": "", "pkg/version.py": VERSION}
+
+
+def pytest_output(root: Path, test: str) -> str:
+    """What pytest prints for `test` run in `root` (the repository)."""
+    commit_tree(root, {**TREE, "tests/test_version.py": test})
+    finished = subprocess.run(
+        [sys.executable, "-m", "pytest", "-rA", "-p", "no:cacheprovider", "tests"],
+        cwd=root, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    return finished.stdout
+
+
+def test_the_frames_of_a_real_pytest_traceback_name_the_raising_function_first(
+    tmp_path: Path,
+) -> None:
+    test = (
+        "from pkg.version import parse\n\n\ndef test_zero():\n    assert parse('1.0') == (1, 0)\n"
+    )
+    output = pytest_output(tmp_path, test)
+    traced = traceback_locations(output, {**TREE, "tests/test_version.py": test})
+    assert [location.qualname for location in traced] == ["_check", "parse"]  # not the test
+
+
+def test_a_failed_assertion_in_the_test_alone_names_no_function(tmp_path: Path) -> None:
+    test = "from pkg.version import parse\n\n\ndef test_one():\n    assert parse('1.2') == (1,)\n"
+    output = pytest_output(tmp_path, test)
+    assert "1 failed" in output and "AssertionError" in output
+    assert traceback_locations(output, {**TREE, "tests/test_version.py": test}) == []
+
+
+def test_pythons_absolute_frames_are_matched_to_the_repositorys_paths() -> None:
+    output = (
+        "Traceback (most recent call last):\n"
+        '  File "/sandbox/repo/pkg/version.py", line 8, in parse\n'
+        '  File "/usr/lib/python3.11/version.py", line 2, in other\n'
+        '  File "/sandbox/repo/pkg/version.py", line 3, in _check\n'
+        "ValueError: invalid part: '0'\n"
+    )
+    assert [location.qualname for location in traceback_locations(output, TREE)] == [
+        "_check",
+        "parse",
+    ]
+
+
+def test_the_traced_functions_lead_and_the_localizers_order_follows() -> None:
+    found = locations("pkg/version.py", VERSION)
+    parse, check = found[1], found[0]
+    assert [each.qualname for each in first_targets([parse, check], [check])] == ["_check", "parse"]
+
+
+def test_the_pipeline_repairs_the_function_the_issues_example_raises_in(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    commit_tree(repo, TREE)
+    result, steps = run(tmp_path, [FIX], ISSUE, repo=repo)
+    assert steps["localize"]["observation"] == "chosen: pkg/version.py::parse"  # the issue's word
+    followed = steps["follow the traceback"]
+    assert followed["observation"].startswith("first targets: pkg/version.py::_check")
+    repairs = [action for action in steps if action.startswith("repair ")]
+    assert repairs == ["repair 1/1 (T=0) pkg/version.py::_check"]
+    assert result.exit_status == "submitted"
+    assert "len(part) > 1" in result.submission
