@@ -1,14 +1,15 @@
 """Localization: BM25 over the repository's files (paths and contents), then over the functions
-and other targets (candidates.py) of the best files; what the issue names comes first. The model then chooses one of the
+and other targets (structure.py: candidates.py for Python, declarations.py for the languages
+tree-sitter parses) of the best files; what the issue names comes first. The model then chooses one of the
 candidates from a numbered skeleton (file -> functions with signatures)."""
 
 from __future__ import annotations
 
 import re
 
-from swe_aci.pipeline.candidates import targets
 from swe_aci.pipeline.issue_examples import mentions
 from swe_aci.pipeline.skeleton import Location
+from swe_aci.pipeline.structure import targets
 from swe_aci.retrieval.bm25 import rank
 from swe_aci.retrieval.documents import Document
 
