@@ -100,25 +100,31 @@ def language_name(path: str) -> str | None:
     return " or ".join(names) or None
 
 
+class Parsed(NamedTuple):
+    grammar: str
+    tree: Tree
+    errors: tuple[ParseError, ...]
+
+
 def parse_errors(text: str, path: str) -> tuple[ParseError, ...]:
     """The parse errors of `text` as a file named `path` (sorted), with the grammar that shows the
     fewest when several may parse it. Raises GrammarUnavailable."""
     parsed = parse_tree(text, path)
-    return parsed[1] if parsed is not None else ()
+    return parsed.errors if parsed is not None else ()
 
 
-def parse_tree(text: str, path: str) -> tuple[Tree, tuple[ParseError, ...]] | None:
-    """The syntax tree of `text` as a file named `path` and its parse errors, by the grammar that
-    shows the fewest when several may parse it; None when no grammar parses such a file (the
-    pipeline reads a file's functions from the tree). Raises GrammarUnavailable."""
-    best: tuple[Tree, tuple[ParseError, ...]] | None = None
+def parse_tree(text: str, path: str) -> Parsed | None:
+    """The syntax tree of `text` as a file named `path` with its grammar and parse errors, by the
+    grammar that shows the fewest when several may parse it; None when no grammar parses such a
+    file (the pipeline reads a file's functions from the tree). Raises GrammarUnavailable."""
+    best: Parsed | None = None
     data = text.encode("utf-8", "surrogatepass")
     for grammar in grammars_for(path):
         tree = _tree(data, grammar)
         errors = errors_in(tree)
-        if best is None or len(errors) < len(best[1]):
-            best = tree, errors
-        if not best[1]:
+        if best is None or len(errors) < len(best.errors):
+            best = Parsed(grammar, tree, errors)
+        if not best.errors:
             break
     return best
 

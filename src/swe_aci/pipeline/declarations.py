@@ -120,9 +120,8 @@ def targets(path: str, text: str) -> list[Location]:
     parsed = syntax.parse_tree(text, path)
     if parsed is None:
         return []
-    tree, _ = parsed
-    reader = _Reader(path, text, SHAPES[syntax.grammars_for(path)[0]])
-    reader.visit(tree.root_node, "", top_level=True)
+    reader = _Reader(path, text, SHAPES[parsed.grammar])
+    reader.visit(parsed.tree.root_node, "", top_level=True)
     return [*reader.functions, *reader.others]
 
 
@@ -276,7 +275,7 @@ def signature(function: Node, name: str) -> str:
     data = function.text or b""
     end = (body.start_byte if body is not None else function.end_byte) - function.start_byte
     header = data[parameters.start_byte - function.start_byte : end].decode("utf-8", "replace")
-    header = " ".join(header.split()).rstrip(" {=>").rstrip()
+    header = " ".join(header.split()).removesuffix("{").rstrip().removesuffix("=>").rstrip()
     if not header.startswith("("):
         header = f"({header})"  # Ruby's `def f a, b` has no parentheses
     return f"{name}{header}"

@@ -78,7 +78,7 @@ def canonical(text: str, path: str) -> str:
     if parsed is None:
         return text
     tokens: list[str] = []
-    pending = [parsed[0].root_node]
+    pending = [parsed.tree.root_node]
     while pending:
         node = pending.pop()
         if "comment" in node.type:
