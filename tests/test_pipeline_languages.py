@@ -123,7 +123,9 @@ def block(path: str, old: str, new: str) -> str:
     return f"{path}\n```\n<<<<<<< SEARCH\n{old}=======\n{new}>>>>>>> REPLACE\n```\n"
 
 
-def run_pipeline(tmp_path: Path, files: dict[str, str], issue: str, script: list[str]):
+def run_pipeline(
+    tmp_path: Path, files: dict[str, str], issue: str, script: list[str], *overrides: str
+):
     repo = tmp_path / "repo"
     commit_tree(repo, files)
     config = load_config(
@@ -133,6 +135,7 @@ def run_pipeline(tmp_path: Path, files: dict[str, str], issue: str, script: list
             f"model.script={json.dumps(script)}",
             "env.backend=local",
             "strategy.repair.temperatures=[0.0, 0.8]",
+            *overrides,
         ],
     )
     result = run_episode(
@@ -190,6 +193,41 @@ def test_the_pipeline_fixes_a_javascript_bug_and_drops_the_reply_that_breaks_the
     fixed = patched_copy(tmp_path, JAVASCRIPT_REPO, result.submission)
     after = subprocess.run(node, cwd=fixed, capture_output=True, text=True)
     assert base.returncode != 0 and after.returncode == 0, after.stdout
+
+
+HISTOGRAM_TEST = (
+    "const test = require('node:test');\nconst assert = require('node:assert');\n"
+    "const { Histogram } = require('../lib/stats.js');\n\ntest('add counts', () => {\n"
+    "  const h = new Histogram();\n  h.add(1);\n  h.add(1);\n"
+    "  assert.strictEqual(h.counts.get(1), 2);\n});\n"
+)
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+def test_the_repositorys_test_command_turns_away_a_candidate_that_breaks_its_tests(
+    tmp_path: Path,
+) -> None:
+    """`validation.suite_command` runs the repository's own tests (passing at the base: the
+    test of the bug is not there yet) on each candidate; the one that breaks them loses."""
+    files = {**JAVASCRIPT_REPO, "test/stats.test.js": HISTOGRAM_TEST}
+    old = "  return total / (values.length - 1);\n"
+    fix = block("lib/stats.js", old, "  return total / values.length;\n")
+    breaks_add = fix + block(
+        "lib/stats.js",
+        "    this.counts.set(value, (this.counts.get(value) || 0) + 1);\n",
+        "    this.counts.set(value, 1);\n",
+    )
+    result, steps, _ = run_pipeline(
+        tmp_path, files, JAVASCRIPT_ISSUE, [breaks_add, fix],
+        "strategy.validation.suite_command='node --test test/'",
+    )  # fmt: skip
+    assert result.exit_status == "submitted"
+    assert "this.counts.set" not in result.submission
+    assert "+  return total / values.length;" in result.submission
+    base = steps["tests at the base"]
+    assert base["pipeline"] == {"command": "node --test test/", "passed": True}
+    assert "regressions 1" in steps["validate 1"]["observation"]
+    assert "regressions 0" in steps["validate 2"]["observation"]
 
 
 def test_the_pipeline_fixes_a_go_bug(tmp_path: Path) -> None:

@@ -81,6 +81,7 @@ class Pipeline(StagedEpisode):
         self._groups: list[Group] = []
         self._reproduction: Reproduction | None = None
         self._baselines: dict[tuple[str, ...], set[str] | None] = {}
+        self._suite_passes_at_base: bool | None = None
         self._samples = 0
         self._validated: list[Group] = []
         self.language = structure.PYTHON
@@ -337,6 +338,8 @@ class Pipeline(StagedEpisode):
         each from a clean tree with only this edit (pytest's: Python repositories only)."""
         if self.language == structure.PYTHON:
             self._test(tree, group)
+        elif self.strategy.validation.suite_command:
+            self._run_suite(group, self.strategy.validation.suite_command)
         elif not self._validated:
             self._skipped(
                 "tests at the base",
@@ -369,6 +372,24 @@ class Pipeline(StagedEpisode):
             self._check_time()
             run = self.sandbox.run_isolated(group.edit.texts, {}, files)
             group.regressions = len(base - run.passed)
+
+    def _run_suite(self, group: Group, command: str) -> None:
+        """The repository's own test command on the candidate: a regression when it fails
+        there and passed at the base (run once; failing there, no regression signal)."""
+        if self._suite_passes_at_base is None:
+            self._check_time()
+            base = self.sandbox.run_suite({}, command)
+            self._suite_passes_at_base = base.passed
+            signal = "passes" if base.passed else "fails: no regression signal"
+            self.record.step(
+                "tests at the base",
+                "the repository's test command",
+                f"`{command}` {signal}\n{base.tail()}",
+                {"command": command, "passed": base.passed},
+            )
+        if self._suite_passes_at_base:
+            self._check_time()
+            group.regressions = 0 if self.sandbox.run_suite(group.edit.texts, command).passed else 1
 
     def _baseline(self, files: list[str]) -> set[str] | None:
         """The tests of `files` passing at the base (None: no test ran, no regression signal);
