@@ -18,6 +18,7 @@ from conftest import commit_tree
 from swe_aci.env.config import Workspace
 from swe_aci.episode import load_config, run_episode
 from swe_aci.pipeline.blocks import block_edit
+from swe_aci.pipeline.localize import candidate_locations
 from swe_aci.pipeline.repair import Dropped
 from swe_aci.pipeline.structure import (
     canonical,
@@ -26,6 +27,7 @@ from swe_aci.pipeline.structure import (
     repository_language,
     syntax_problem,
 )
+from swe_aci.retrieval.documents import Document
 from swe_aci.trajectory.store import load_trajectory
 
 STATS_JS = """'use strict';
@@ -284,3 +286,10 @@ def test_a_block_names_its_file_by_the_languages_endings() -> None:
     reply = block("src/b.ts", "export const b = 1;\n", "export const b = 2;\n")
     edit = block_edit(texts, reply, "src/a.ts", None)
     assert edit.texts == {"src/b.ts": "export const b = 2;\n"} and edit.source == "block"
+
+
+def test_a_file_of_a_stack_trace_comes_first() -> None:
+    documents = [Document(path, GO_REPO[path]) for path in ("counter/counter.go", "split/split.go")]
+    issue = "Top(2) is wrong.\n\npanic: boom\n\t/home/u/wordfreq/split/split.go:7 +0x1d\n"
+    found = candidate_locations(issue, documents, files=1, functions=5)
+    assert [location.label for location in found] == ["split/split.go::Words"]
