@@ -200,6 +200,7 @@ CASES = {
     "typescript": ("src/shapes.ts", TYPESCRIPT, [
         ("function", "Circle.area", 8, 10),
         ("function", "total", 13, 15),
+        ("function", "Geometry.origin", 18, 18),
         ("class", "Shape", 1, 3),
         ("class", "Circle", 5, 6),
     ]),

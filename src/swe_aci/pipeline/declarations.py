@@ -52,7 +52,7 @@ JAVASCRIPT = Shape(
     classes=_types("class_declaration abstract_class_declaration class"),
     records=_types("interface_declaration enum_declaration type_alias_declaration"),
     namespaces=_types("internal_module module"),
-    wrappers=_types("export_statement"),
+    wrappers=_types("export_statement expression_statement"),  # `namespace N {}` is the latter
     fields=_types("field_definition public_field_definition"),
     constants=_types("lexical_declaration variable_declaration"),
 )
