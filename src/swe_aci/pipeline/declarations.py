@@ -56,7 +56,7 @@ JAVASCRIPT = Shape(
     fields=_types("field_definition public_field_definition"),
     constants=_types("lexical_declaration variable_declaration"),
 )
-C_FAMILY = Shape(
+CPP = Shape(
     functions=_types("function_definition"),
     classes=_types("class_specifier struct_specifier"),
     records=_types("enum_specifier union_specifier type_definition alias_declaration"),
@@ -94,7 +94,7 @@ SHAPES: dict[str, Shape] = {
         records=_types("struct_specifier enum_specifier union_specifier type_definition"),
         wrappers=_types("linkage_specification"),
     ),
-    "cpp": C_FAMILY,
+    "cpp": CPP,
     "ruby": Shape(
         functions=_types("method singleton_method"),
         classes=_types("class module singleton_class"),
