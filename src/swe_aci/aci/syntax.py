@@ -20,7 +20,7 @@ from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
-    from tree_sitter import Language, Node
+    from tree_sitter import Language, Node, Tree
 
 SNIPPET_CHARS = 30  # of the offending text, quoted in a one-line error
 
@@ -100,25 +100,47 @@ def language_name(path: str) -> str | None:
     return " or ".join(names) or None
 
 
+class Parsed(NamedTuple):
+    grammar: str
+    tree: Tree
+    errors: tuple[ParseError, ...]
+
+
 def parse_errors(text: str, path: str) -> tuple[ParseError, ...]:
     """The parse errors of `text` as a file named `path` (sorted), with the grammar that shows the
     fewest when several may parse it. Raises GrammarUnavailable."""
-    best: tuple[ParseError, ...] | None = None
+    parsed = parse_tree(text, path)
+    return parsed.errors if parsed is not None else ()
+
+
+def parse_tree(text: str, path: str) -> Parsed | None:
+    """The syntax tree of `text` as a file named `path` with its grammar and parse errors, by the
+    grammar that shows the fewest when several may parse it; None when no grammar parses such a
+    file (the pipeline reads a file's functions from the tree). Raises GrammarUnavailable."""
+    best: Parsed | None = None
     data = text.encode("utf-8", "surrogatepass")
     for grammar in grammars_for(path):
-        errors = errors_of(data, grammar)
-        if best is None or len(errors) < len(best):
-            best = errors
-        if not best:
+        tree = _tree(data, grammar)
+        errors = errors_in(tree)
+        if best is None or len(errors) < len(best.errors):
+            best = Parsed(grammar, tree, errors)
+        if not best.errors:
             break
-    return best or ()
+    return best
 
 
 def errors_of(data: bytes, grammar: str) -> tuple[ParseError, ...]:
+    return errors_in(_tree(data, grammar))
+
+
+def _tree(data: bytes, grammar: str) -> Tree:
     language = _language(grammar)
     from tree_sitter import Parser
 
-    tree = Parser(language).parse(data)
+    return Parser(language).parse(data)
+
+
+def errors_in(tree: Tree) -> tuple[ParseError, ...]:
     if not tree.root_node.has_error:
         return ()
     found: list[ParseError] = []

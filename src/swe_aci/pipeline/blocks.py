@@ -1,25 +1,34 @@
 """Edits of a few lines: the model is shown the numbered region around the lines that match the
 issue and answers search/replace blocks (the exact old lines, the new lines). A block applies
 where its old lines stand exactly once in the file (or, failing that, once when indentation is
-ignored: recorded); each applied block passes the lint guardrail or is dropped with the reason."""
+ignored: recorded); each applied block leaves the file parsing (structure.py: Python's `ast`,
+tree-sitter for the other languages) and passes the lint guardrail (Python), or is dropped with
+the reason."""
 
 from __future__ import annotations
 
-import ast
+import functools
 import re
 from dataclasses import dataclass
 
 from swe_aci.aci.lint import Linter, introduced_errors
+from swe_aci.pipeline import structure
 from swe_aci.pipeline.repair import Dropped, Edit
-from swe_aci.pipeline.skeleton import parse
 
-BLOCK = re.compile(
-    r"(?:^(?P<path>[^\n<>=`]*\.py)[ \t]*\n(?:```[\w]*\n)?)?"
-    r"^<{5,9}[^\n]*\n(?P<old>.*?)^={5,9}[ \t]*\n(?P<new>.*?)^>{5,9}[^\n]*$",
-    re.DOTALL | re.MULTILINE,
-)
 NUMBERED = re.compile(r"^\s*\d+ ?[|:] ?")
 WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+@functools.cache
+def block_pattern(language: str | None) -> re.Pattern[str]:
+    """A search/replace block, after an optional path line naming a file of `language`."""
+    endings = sorted(structure.suffixes(language or structure.PYTHON), key=len, reverse=True)
+    path_end = "|".join(map(re.escape, endings))
+    return re.compile(
+        rf"(?:^(?P<path>[^\n<>=`]*(?:{path_end}))[ \t]*\n(?:```[\w]*\n)?)?"
+        r"^<{5,9}[^\n]*\n(?P<old>.*?)^={5,9}[ \t]*\n(?P<new>.*?)^>{5,9}[^\n]*$",
+        re.DOTALL | re.MULTILINE,
+    )
 
 
 @dataclass(frozen=True)
@@ -62,7 +71,7 @@ def parse_blocks(reply: str, default_path: str) -> list[Block]:
     Line-number prefixes copied from the numbered region are stripped; the markers' words are
     not checked (a small model writes `<<<<<<< HEAD` as often as `<<<<<<< SEARCH`)."""
     blocks = []
-    for match in BLOCK.finditer(reply):
+    for match in block_pattern(structure.language(default_path)).finditer(reply):
         old, new = strip_numbers(match.group("old")), strip_numbers(match.group("new"))
         if old.strip() or new.strip():
             path = (match.group("path") or "").strip().strip("`*# ") or default_path
@@ -145,10 +154,13 @@ def apply_blocks(
             new += "\n"
         replacement = new.count("\n")
         candidate = "".join([*lines[:index], new, *lines[index + count :]])
-        if parse(candidate) is None:
-            notes.append(f"block {number}: dropped: the file no longer parses")
+        problem = structure.syntax_problem(
+            text, candidate, block.path, index + 1, index + count, replacement
+        )
+        if problem is not None:
+            notes.append(f"block {number}: dropped: {problem}")
             continue
-        if linter is not None:
+        if linter is not None and structure.language(block.path) == structure.PYTHON:
             errors = introduced_errors(
                 linter.errors(text, block.path),
                 linter.errors(candidate, block.path),
@@ -179,12 +191,13 @@ def block_edit(texts: dict[str, str], reply: str, default_path: str, linter: Lin
         raise Dropped("the reply holds no search/replace block")
     new, notes = apply_blocks(texts, blocks, linter)
     changed = {path: text for path, text in new.items() if text != texts[path]}
-    if all(ast_dump(text) == ast_dump(texts[path]) for path, text in changed.items()):
+    if all(
+        structure.canonical(text, path) == structure.canonical(texts[path], path)
+        for path, text in changed.items()
+    ):
         raise Dropped("the blocks change no code (only comments or formatting)")
-    canonical = "\n".join(f"{path}\n{ast_dump(text)}" for path, text in sorted(changed.items()))
+    canonical = "\n".join(
+        f"{path}\n{structure.canonical(text, path)}" for path, text in sorted(changed.items())
+    )
     written = sum(block.new.count("\n") for block in blocks)
     return Edit(changed, canonical, written, source="block", notes=tuple(notes))
-
-
-def ast_dump(text: str) -> str:
-    return ast.dump(ast.parse(text))

@@ -73,11 +73,13 @@ class Target:
         return list(dict.fromkeys(location.path for location in self.locations))
 
     def rewrites(self, max_lines: int) -> bool:
-        """Whether a whole-function rewrite is asked: one function of at most `max_lines`."""
+        """Whether a whole-function rewrite is asked: one Python function of at most
+        `max_lines` (the functions of other languages are edited by blocks)."""
         location = self.first
         return (
             len(self.locations) == 1
             and location.kind == "function"
+            and location.path.endswith(".py")
             and location.end - location.start + 1 <= max_lines
         )
 

@@ -110,6 +110,13 @@ class ValidateConfig(BaseModel):
     )
     timeout: float = Field(120.0, gt=0, description="seconds for one test run")
     max_test_files: int = Field(10, ge=0, description="existing test files run; 0: none")
+    suite_command: str | None = Field(
+        None,
+        description="a repository in another language than Python: the command that runs its "
+        "tests from the repository root (`go test ./...`, `node --test`), judged by its exit "
+        "status: a candidate it fails on where it passes at the base regresses; none: no "
+        "regression signal",
+    )
 
 
 class PipelineStrategy(BaseModel):

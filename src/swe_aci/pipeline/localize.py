@@ -1,18 +1,26 @@
 """Localization: BM25 over the repository's files (paths and contents), then over the functions
-and other targets (candidates.py) of the best files; what the issue names comes first. The model then chooses one of the
+and other targets (structure.py: candidates.py for Python, declarations.py for the languages
+tree-sitter parses) of the best files; what the issue names comes first. The model then chooses one of the
 candidates from a numbered skeleton (file -> functions with signatures)."""
 
 from __future__ import annotations
 
 import re
 
-from swe_aci.pipeline.candidates import targets
+from swe_aci.aci.syntax import LANGUAGES
 from swe_aci.pipeline.issue_examples import mentions
 from swe_aci.pipeline.skeleton import Location
+from swe_aci.pipeline.structure import targets
 from swe_aci.retrieval.bm25 import rank
 from swe_aci.retrieval.documents import Document
 
 IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# a path of a file of the languages tree-sitter parses, absolute ones (a stack trace's) included
+SOURCE_PATH = re.compile(
+    r"(?<![\w.])(/?(?:[\w.-]+/)*[\w-]+(?:"
+    + "|".join(re.escape(ending) for ending in sorted(LANGUAGES, key=len, reverse=True))
+    + r"))(?!\w)"
+)
 
 
 def candidate_locations(
@@ -24,7 +32,8 @@ def candidate_locations(
     then what the issue names, then BM25's order."""
     named = mentions(issue)
     ranked = [ranked.document for ranked in rank(issue, documents)]
-    ranked.sort(key=lambda document: not mentioned_path(document.path, named.paths))
+    paths = (*named.paths, *SOURCE_PATH.findall(issue))
+    ranked.sort(key=lambda document: not mentioned_path(document.path, paths))
     best_files = ranked[:files]
     found = [
         location for document in best_files for location in targets(document.path, document.text)

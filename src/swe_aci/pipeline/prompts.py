@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from swe_aci.pipeline import structure
 from swe_aci.pipeline.blocks import numbered, region
 from swe_aci.pipeline.candidates import Target
 from swe_aci.pipeline.skeleton import Location, context_lines
@@ -32,7 +33,8 @@ def blocks_variables(issue: str, tree: dict[str, str], target: Target, size: int
         start, end = max(1, start - REGION_MARGIN), end + REGION_MARGIN
         code = numbered(text, start, end)
         end = min(end, len(text.splitlines()))
-        regions.append(f"{location.path} (lines {start}-{end}):\n```python\n{code}\n```")
+        fence = structure.fence(location.path)
+        regions.append(f"{location.path} (lines {start}-{end}):\n```{fence}\n{code}\n```")
     names = " and ".join(
         f"`{location.qualname}` in {location.path}" for location in target.locations
     )

@@ -11,6 +11,11 @@ The reproduction comes first (the issue's own examples, else a model-written tes
 candidate is validated as it appears; while none passes it with no regression the search goes on
 within `time_budget`: more samples of the target (new temperatures and seeds), then the next
 targets (the next candidates, then the first two together).
+
+A repository in another language (structure.py: JavaScript/TypeScript, Go, Rust, Java, C/C++,
+Ruby, PHP) is localized over its own files and repaired by blocks; the stages that write and
+run pytest tests (the reproduction, the regression tests) are skipped, each with a step saying
+why.
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ from swe_aci.configuration import jinja
 from swe_aci.env.base import Environment
 from swe_aci.env.diff import patch_paths
 from swe_aci.models.base import ModelError, ModelReply
-from swe_aci.pipeline import regressions, reproduction
+from swe_aci.pipeline import regressions, reproduction, structure
 from swe_aci.pipeline.blocks import block_edit
 from swe_aci.pipeline.candidates import Target, search_order
 from swe_aci.pipeline.choose import Group, add_edit, best, documents_of, reason
@@ -77,8 +82,10 @@ class Pipeline(StagedEpisode):
         self._groups: list[Group] = []
         self._reproduction: Reproduction | None = None
         self._baselines: dict[tuple[str, ...], set[str] | None] = {}
+        self._suite_passes_at_base: bool | None = None
         self._samples = 0
         self._validated: list[Group] = []
+        self.language = structure.PYTHON
 
     # -- the episode -------------------------------------------------------------------------
 
@@ -107,8 +114,14 @@ class Pipeline(StagedEpisode):
             self.sandbox.remove_reproduction()
 
     def _tree(self) -> dict[str, str]:
-        """The base's Python files and pytest configuration files, by path."""
+        """The base's Python files and pytest configuration files, by path; in a repository
+        of another language, the files of that language."""
         base = BaseTree(self.env, self.strategy.localize.max_file_bytes)
+        self.language = structure.repository_language(base.sizes)
+        if self.language != structure.PYTHON:
+            endings = structure.suffixes(self.language)
+            wanted = [path for path in sorted(base.sizes) if path.endswith(endings)]
+            return {document.path: document.text for document in base.read_all(wanted)}
         wanted = [
             path
             for path in sorted(base.sizes)
@@ -125,11 +138,10 @@ class Pipeline(StagedEpisode):
 
     def _localize(self, tree: dict[str, str]) -> list[Location]:
         config = self.strategy.localize
-        candidates = candidate_locations(
-            self.problem, documents_of(tree), config.files, config.functions
-        )
+        documents = documents_of(tree, structure.suffixes(self.language))
+        candidates = candidate_locations(self.problem, documents, config.files, config.functions)
         if not candidates:
-            raise Dropped("no Python function found in the repository's source files")
+            raise Dropped(f"no {self.language} function found in the repository's source files")
         details: dict[str, Any] = {"candidates": [location.label for location in candidates]}
         named = named_in(self.problem, candidates)
         if len(candidates) == 1 or len(named) == 1:
@@ -162,7 +174,11 @@ class Pipeline(StagedEpisode):
         return candidates
 
     def _reproduce(self, tree: dict[str, str], candidates: list[Location]) -> None:
-        """The issue's own examples as tests; the model's test when none fails at the base."""
+        """The issue's own examples as tests; the model's test when none fails at the base. Both
+        are pytest tests: skipped in a repository of another language."""
+        if self.language != structure.PYTHON:
+            self._skipped("reproduce", f"the reproduction tests are pytest tests{self._not_python}")
+            return
         text = issue_tests(self.problem, importable_names(tree))
         if text:
             self._check_time()
@@ -336,7 +352,25 @@ class Pipeline(StagedEpisode):
 
     def _validate(self, tree: dict[str, str], group: Group) -> None:
         """The candidate's reproduction test run and its regressions of the existing tests,
-        each from a clean tree with only this edit."""
+        each from a clean tree with only this edit (pytest's: Python repositories only)."""
+        if self.language == structure.PYTHON:
+            self._test(tree, group)
+        elif self.strategy.validation.suite_command:
+            self._run_suite(group, self.strategy.validation.suite_command)
+        elif not self._validated:
+            self._skipped(
+                "tests at the base",
+                f"the existing tests run with pytest only{self._not_python}: no regression signal",
+            )
+        self.record.step(
+            f"validate {len(self._validated) + 1}",
+            "candidate tested",
+            group.describe(),
+            {"score": list(group.key()), "label": group.label, "source": group.edit.source},
+        )
+        self._validated.append(group)
+
+    def _test(self, tree: dict[str, str], group: Group) -> None:
         repro = self._reproduction
         if repro is not None:
             self._check_time()
@@ -355,13 +389,24 @@ class Pipeline(StagedEpisode):
             self._check_time()
             run = self.sandbox.run_isolated(group.edit.texts, {}, files)
             group.regressions = len(base - run.passed)
-        self.record.step(
-            f"validate {len(self._validated) + 1}",
-            "candidate tested",
-            group.describe(),
-            {"score": list(group.key()), "label": group.label, "source": group.edit.source},
-        )
-        self._validated.append(group)
+
+    def _run_suite(self, group: Group, command: str) -> None:
+        """The repository's own test command on the candidate: a regression when it fails
+        there and passed at the base (run once; failing there, no regression signal)."""
+        if self._suite_passes_at_base is None:
+            self._check_time()
+            base = self.sandbox.run_suite({}, command)
+            self._suite_passes_at_base = base.passed
+            signal = "passes" if base.passed else "fails: no regression signal"
+            self.record.step(
+                "tests at the base",
+                "the repository's test command",
+                f"`{command}` {signal}\n{base.tail()}",
+                {"command": command, "passed": base.passed},
+            )
+        if self._suite_passes_at_base:
+            self._check_time()
+            group.regressions = 0 if self.sandbox.run_suite(group.edit.texts, command).passed else 1
 
     def _baseline(self, files: list[str]) -> set[str] | None:
         """The tests of `files` passing at the base (None: no test ran, no regression signal);
@@ -418,6 +463,13 @@ class Pipeline(StagedEpisode):
         return self._end(status, summary, submission, details)
 
     # -- helpers -----------------------------------------------------------------------------
+
+    @property
+    def _not_python(self) -> str:
+        return f"; the repository's code is {self.language}"
+
+    def _skipped(self, action: str, why: str) -> None:
+        self.record.step(action, "stage skipped", f"skipped: {why}", {"skipped": why})
 
     def _time_left(self) -> float | None:
         """Seconds of `time_budget` left (0.0 when it is used up); None without a budget."""

@@ -49,6 +49,18 @@ class TestRun:
         return self.output[-OUTPUT_TAIL:]
 
 
+@dataclass(frozen=True)
+class SuiteRun:
+    """A run of a whole test suite by its own command: whether it passed (exit status 0 in
+    time) and its output."""
+
+    passed: bool
+    output: str
+
+    def tail(self) -> str:
+        return self.output[-OUTPUT_TAIL:]
+
+
 # git in the sandbox obeys none of the configuration a test could have written
 GIT = (
     "GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null git -c safe.directory='*' "
@@ -121,6 +133,19 @@ class Sandbox:
         command = f"cd {root} && {self.test_command} --rootdir {root} {quoted}"
         result = self.env.run(command, timeout=self.timeout)
         return TestRun(parse_pytest(result.output), result.output, result.timed_out)
+
+    def run_suite(self, texts: dict[str, str], command: str) -> SuiteRun:
+        """`command` from the repository root on the base with `texts` written over it, from a
+        clean tree; the tree is clean again after."""
+        self.reset()
+        try:
+            for path, text in texts.items():
+                self.write(path, text)
+            root = shlex.quote(self.env.repo_path)
+            result = self.env.run(f"cd {root} && {command}", timeout=self.timeout)
+            return SuiteRun(result.exit_code == 0 and not result.timed_out, result.output)
+        finally:
+            self.reset()
 
     def remove_reproduction(self) -> None:
         directory = shlex.quote(posixpath.dirname(self.path(REPRODUCTION_FILE)))
