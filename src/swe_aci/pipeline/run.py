@@ -209,7 +209,7 @@ class Pipeline(StagedEpisode):
             "reproduce",
             problem_statement=self.problem,
             module=module_name(location.path),
-            name=location.name,
+            name=location.qualname,
             signature=location.signature,
         )
         total = len(config.temperatures)
