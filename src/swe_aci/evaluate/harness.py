@@ -280,17 +280,7 @@ def _apply_and_test(
         flag = disagreement(report.tests_status, record, task.FAIL_TO_PASS, task.PASS_TO_PASS)
         if flag is not None:
             report.integrity.flagged.append(flag)
-    broken = broken_run(result.exit_code, statuses)
-    if broken is not None:
-        report.outcome = "error"
-        report.message = broken
-        return report, test_log
-    report.outcome = "resolved" if report.tests_status.resolved else "unresolved"
-    if report.resolved and report.strict and report.integrity.is_flagged:
-        report.outcome = "unresolved"
-        report.integrity.strict_unresolved = True
-        paths = ", ".join(flag.path for flag in report.integrity.flagged)
-        report.message = f"strict: the prediction changes files that can change the tests: {paths}"
+    report.record_verdict(broken_run(result.exit_code, statuses))
     return report, test_log
 
 
