@@ -49,7 +49,7 @@ class BatchOptions:
     redo: bool = False
     total_cost: float = 0.0  # USD; 0 means no limit
     cache_dir: Path | None = None
-    evaluation: GradingOptions | None = None  # each instance graded on its worker; None: not
+    evaluation: GradingOptions | None = None  # how each instance is graded on its worker; None: not
     start_delay: float = 0.5  # seconds: the most a thread worker waits before its first instance
 
 
