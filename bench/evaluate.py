@@ -34,6 +34,7 @@ from rich.table import Table
 
 from swe_aci.env.config import EnvConfig
 from swe_aci.evaluate.harness import evaluate_all
+from swe_aci.evaluate.options import GradingOptions
 from swe_aci.evaluate.predictions import gold_predictions
 from swe_aci.evaluate.report import InstanceReport
 from swe_aci.recipes.host import host_build
@@ -54,9 +55,7 @@ def evaluate_gold(
             predictions,
             EnvConfig(backend=backend),  # type: ignore[arg-type]
             Path(output),
-            timeout=TEST_TIMEOUT,
-            workers=workers,
-            cache_dir=cache,
+            GradingOptions(TEST_TIMEOUT, workers=workers, cache_dir=cache),
         )
         elapsed = time.monotonic() - started
     unresolved = sorted(key for key, report in reports.items() if not report.resolved)

@@ -18,6 +18,7 @@ from batch_helpers import EDIT, SUBMIT, generated_task_file, scripted_overrides
 from swe_aci.batch.outputs import WORKER_DIED, BatchOutputs
 from swe_aci.batch.runner import BatchOptions, BatchRunner
 from swe_aci.episode import load_config
+from swe_aci.evaluate.options import GradingOptions
 from swe_aci.tasks import load_tasks
 
 ray = pytest.importorskip("ray")
@@ -69,8 +70,12 @@ def test_the_report_of_a_ray_worker_comes_back_with_its_result(
     test_cmd = f"{sys.executable} -m pytest -rA -p no:cacheprovider"
     task_file = generated_task_file(tmp_path, 1, test_cmd=test_cmd)
     config = load_config(None, [*scripted_overrides([EDIT, SUBMIT]), "env.backend=local"])
+    cache = tmp_path / "cache"
     options = BatchOptions(
-        workers=1, executor="ray", cache_dir=tmp_path / "cache", evaluation_timeout=120
+        workers=1,
+        executor="ray",
+        cache_dir=cache,
+        evaluation=GradingOptions(120, cache_dir=cache),
     )
     runner = BatchRunner(
         load_tasks(task_file).tasks, config, BatchOutputs(tmp_path / "out"), options

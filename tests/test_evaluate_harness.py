@@ -26,6 +26,7 @@ from swe_aci.cli import app
 from swe_aci.env.config import EnvConfig
 from swe_aci.env.logged import MAX_LOG_BYTES
 from swe_aci.evaluate.harness import evaluate_instance
+from swe_aci.evaluate.options import GradingOptions
 from swe_aci.records import lock_holder
 from swe_aci.tasks import Task
 
@@ -123,7 +124,7 @@ def test_gold_resolves_empty_does_not(
     skip_unavailable(backend)
     task = Task.model_validate(row(project, "calc-1"))
     config = EnvConfig(backend=backend)  # type: ignore[arg-type]
-    gold = evaluate_instance(task, GOLD, config, tmp_path, 60, cache_dir=cache)
+    gold = evaluate_instance(task, GOLD, config, tmp_path, GradingOptions(60, cache_dir=cache))
     assert gold.outcome == "resolved", gold.message
     assert gold.tests_status is not None
     assert gold.tests_status.PASS_TO_PASS.success == ["test_mul (tests.test_mul.MulTest.test_mul)"]
@@ -131,7 +132,7 @@ def test_gold_resolves_empty_does_not(
     assert (saved / "patch.diff").read_text() == GOLD
     assert "test_add (tests.test_add.AddTest" in (saved / "test_output.txt").read_text()
     assert json.loads((saved / "report.json").read_text())["calc-1"]["resolved"] is True
-    empty = evaluate_instance(task, "", config, tmp_path, 60, cache_dir=cache)
+    empty = evaluate_instance(task, "", config, tmp_path, GradingOptions(60, cache_dir=cache))
     assert empty.outcome == "empty_patch" and empty.empty_patch
     assert empty.base_outcome == "unresolved" and not empty.resolved
     assert empty.tests_status is not None
@@ -209,7 +210,7 @@ def test_a_patch_git_rejects_applies_with_fuzz(project: Path, cache: Path, tmp_p
     fuzzy = GOLD.replace(" def mul(a, b):", " def mul(x, y):")
     task = Task.model_validate(row(project, "fuzzy"))
     report = evaluate_instance(
-        task, fuzzy, EnvConfig(backend="local"), tmp_path, 60, cache_dir=cache
+        task, fuzzy, EnvConfig(backend="local"), tmp_path, GradingOptions(60, cache_dir=cache)
     )
     assert report.outcome == "resolved", report.message
 
@@ -224,7 +225,7 @@ def test_prediction_editing_the_tests_does_not_change_them(
     )
     task = Task.model_validate(row(project, "cheat"))
     report = evaluate_instance(
-        task, cheat, EnvConfig(backend="local"), tmp_path, 60, cache_dir=cache
+        task, cheat, EnvConfig(backend="local"), tmp_path, GradingOptions(60, cache_dir=cache)
     )
     assert report.outcome == "resolved"  # the real test ran: add(2, 3) == 5 holds for `return 5`
     assert "Ran 2 tests" in (tmp_path / "cheat" / "test_output.txt").read_text()
@@ -282,7 +283,7 @@ def test_a_prediction_replacing_the_log_cannot_stall_or_flood_the_host(
     )
     task = Task.model_validate(row(project, f"log-{name}"))
     report = evaluate_instance(
-        task, patch, EnvConfig(backend="local"), tmp_path, 60, cache_dir=cache
+        task, patch, EnvConfig(backend="local"), tmp_path, GradingOptions(60, cache_dir=cache)
     )
     log = (tmp_path / f"log-{name}" / "test_output.txt").read_bytes()
     # only a regular file is read, and only its last MAX_LOG_BYTES (how long reading these logs
@@ -305,7 +306,7 @@ def test_a_failing_exit_without_a_failing_test_is_an_error(
     )
     task = Task.model_validate(row(project, "exit-3"))
     report = evaluate_instance(
-        task, patch, EnvConfig(backend="local"), tmp_path, 60, cache_dir=cache
+        task, patch, EnvConfig(backend="local"), tmp_path, GradingOptions(60, cache_dir=cache)
     )
     assert report.test_exit_code == 3
     assert report.outcome == "error"
@@ -324,13 +325,15 @@ def test_a_run_of_no_test_is_an_error(project: Path, cache: Path, tmp_path: Path
     )
     config = EnvConfig(backend="local")
     task = Task.model_validate(row(project, "no-test"))
-    report = evaluate_instance(task, patch, config, tmp_path, 60, cache_dir=cache)
+    report = evaluate_instance(task, patch, config, tmp_path, GradingOptions(60, cache_dir=cache))
     assert (report.outcome, report.test_exit_code) == ("error", 0)
     assert report.message == "the test command ran no test (exit code 0)"
     for command, code in (("true", 0), ("echo no such suite; exit 4", 4)):
         environment = {**row(project, "x")["environment"], "test_cmd": command}
         task = Task.model_validate(row(project, f"cmd-{code}", environment=environment))
-        report = evaluate_instance(task, GOLD, config, tmp_path, 60, cache_dir=cache)
+        report = evaluate_instance(
+            task, GOLD, config, tmp_path, GradingOptions(60, cache_dir=cache)
+        )
         assert report.outcome == "error", report
         assert report.message == f"the test command ran no test (exit code {code})"
 
@@ -354,7 +357,9 @@ def test_tests_run_without_network(
         patch = calc_patch(f"return a + b if {reach} else 0")
         task = Task.model_validate(row(project, f"network-{backend}"))
         config = EnvConfig(backend=backend)  # type: ignore[arg-type]
-        report = evaluate_instance(task, patch, config, tmp_path, 60, cache_dir=cache)
+        report = evaluate_instance(
+            task, patch, config, tmp_path, GradingOptions(60, cache_dir=cache)
+        )
     assert report.outcome == outcome, report.message
 
 
@@ -368,7 +373,7 @@ def test_docker_and_bwrap_give_the_same_report(project: Path, cache: Path, tmp_p
         for name, patch in (("gold", GOLD), ("empty", ""), ("breaks-mul", BREAKS_MUL)):
             config = EnvConfig(backend=backend)  # type: ignore[arg-type]
             report = evaluate_instance(
-                task, patch, config, tmp_path / backend, 120, cache_dir=cache
+                task, patch, config, tmp_path / backend, GradingOptions(120, cache_dir=cache)
             )
             outcomes[backend, name] = (report.outcome, report.tests_status)
     for name in ("gold", "empty", "breaks-mul"):

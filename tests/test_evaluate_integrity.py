@@ -24,6 +24,7 @@ from swe_aci.cli import app
 from swe_aci.env.config import EnvConfig
 from swe_aci.evaluate.harness import evaluate_instance
 from swe_aci.evaluate.integrity import integrity_of
+from swe_aci.evaluate.options import GradingOptions
 from swe_aci.evaluate.report import InstanceReport
 from swe_aci.evaluate.runner_reach import added_lines
 from swe_aci.tasks import Task
@@ -98,7 +99,7 @@ def grade(
     skip_unavailable(backend)
     task = Task.model_validate(row(project, name))
     config = EnvConfig(backend=backend)  # type: ignore[arg-type]
-    return evaluate_instance(task, patch, config, out, 120, cache_dir=cache)
+    return evaluate_instance(task, patch, config, out, GradingOptions(120, cache_dir=cache))
 
 
 @pytest.mark.parametrize("backend", ["local", "bwrap"])
@@ -272,7 +273,9 @@ def test_a_shipped_row_is_not_fooled_by_a_test_of_the_fail_to_pass_name(tmp_path
     rows = [json.loads(line) for line in SHIPPED_TASKS.read_text().splitlines()]
     task = Task.model_validate(next(r for r in rows if r["instance_id"] == instance_id))
     config = EnvConfig(backend="bwrap")
-    report = evaluate_instance(task, SHIPPED_CHEAT, config, tmp_path, 600, cache_dir=tmp_path / "c")
+    report = evaluate_instance(
+        task, SHIPPED_CHEAT, config, tmp_path, GradingOptions(600, cache_dir=tmp_path / "c")
+    )
     assert report.outcome == "unresolved", report.message
     assert report.tests_status is not None
     assert report.tests_status.FAIL_TO_PASS.failure == task.FAIL_TO_PASS
@@ -338,8 +341,9 @@ def test_a_patched_reporter_in_a_source_file_is_flagged_and_strict_grades_it_unr
 
     task = Task.model_validate(row(project, name))
     config = EnvConfig(backend="local")
-    strict = evaluate_instance(task, attack, config, tmp_path / "strict", 120, cache_dir=cache,
-                               strict=True)  # fmt: skip
+    strict = evaluate_instance(
+        task, attack, config, tmp_path / "strict", GradingOptions(120, cache_dir=cache, strict=True)
+    )
     assert strict.outcome == "unresolved" and strict.integrity.strict_unresolved
     assert strict.message.startswith("strict: ")
 

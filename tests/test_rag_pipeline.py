@@ -305,6 +305,7 @@ def test_the_alias_builds_the_environment_and_writes_predictions(
 def test_a_rag_prediction_resolves_a_humanevalfix_task(tmp_path: Path) -> None:
     """Task file -> RAG prediction -> evaluation harness: pass@1 of one task with its gold fix."""
     from swe_aci.evaluate.harness import evaluate_instance
+    from swe_aci.evaluate.options import GradingOptions
     from swe_aci.tasks.humaneval import humanevalfix_task, write_tasks
     from test_humaneval import FIX_ROWS
 
@@ -324,9 +325,13 @@ def test_a_rag_prediction_resolves_a_humanevalfix_task(tmp_path: Path) -> None:
     patch = result.submission
     details = the_step(out, task.instance_id)["pipeline"]
     assert details["included"] == ["solution.py"]  # the test file is never retrieved
-    report = evaluate_instance(task, patch, EnvConfig(backend="local"), tmp_path / "eval", 60)
+    report = evaluate_instance(
+        task, patch, EnvConfig(backend="local"), tmp_path / "eval", GradingOptions(60)
+    )
     assert report.outcome == "resolved", report.message
-    unfixed = evaluate_instance(task, "", EnvConfig(backend="local"), tmp_path / "eval0", 60)
+    unfixed = evaluate_instance(
+        task, "", EnvConfig(backend="local"), tmp_path / "eval0", GradingOptions(60)
+    )
     assert unfixed.outcome != "resolved"
 
 

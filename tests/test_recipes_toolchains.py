@@ -13,6 +13,7 @@ from pydantic import ValidationError
 from env_helpers import skip_unavailable
 from swe_aci.env.config import EnvConfig
 from swe_aci.evaluate.harness import evaluate_instance
+from swe_aci.evaluate.options import GradingOptions
 from swe_aci.recipes import toolchains
 from swe_aci.recipes.cache import recipe_hash
 from swe_aci.recipes.errors import RecipeError
@@ -120,11 +121,15 @@ def test_a_go_task_gold_resolves_and_empty_does_not(
     task = go_task(project)
     config = EnvConfig(backend=backend)  # type: ignore[arg-type]
     cache = tmp_path / "cache"
-    gold = evaluate_instance(task, GOLD, config, tmp_path / "gold", 120, cache_dir=cache)
+    gold = evaluate_instance(
+        task, GOLD, config, tmp_path / "gold", GradingOptions(120, cache_dir=cache)
+    )
     assert gold.outcome == "resolved", gold.message
     assert gold.tests_status is not None
     assert gold.tests_status.PASS_TO_PASS.success == ["TestMul"]
-    empty = evaluate_instance(task, "", config, tmp_path / "empty", 120, cache_dir=cache)
+    empty = evaluate_instance(
+        task, "", config, tmp_path / "empty", GradingOptions(120, cache_dir=cache)
+    )
     assert (empty.outcome, empty.base_outcome) == ("empty_patch", "unresolved")
     assert empty.tests_status is not None
     assert empty.tests_status.FAIL_TO_PASS.failure == ["TestAdd"]

@@ -22,6 +22,7 @@ from env_helpers import skip_unavailable
 from swe_aci.env.bwrap.launcher import sandbox_identity
 from swe_aci.env.config import EnvConfig
 from swe_aci.evaluate.harness import evaluate_instance
+from swe_aci.evaluate.options import GradingOptions
 from swe_aci.tasks import Task
 from test_evaluate_harness import GOLD, cache, calc_patch, project, row
 from unprivileged import MODES, give_to_test_user, run_probe, shared_dir, unprivileged_user
@@ -259,8 +260,10 @@ def test_a_predictions_tests_run_without_capabilities(
     task = Task.model_validate(row(project, "capabilities"))
     patch = calc_patch(f"return a + b if {privileged} else 0")
     report = evaluate_instance(
-        task, patch, EnvConfig(backend="bwrap"), tmp_path, 60, cache_dir=cache
+        task, patch, EnvConfig(backend="bwrap"), tmp_path, GradingOptions(60, cache_dir=cache)
     )
     assert report.outcome == "unresolved", report.message
-    gold = evaluate_instance(task, GOLD, EnvConfig(backend="bwrap"), tmp_path, 60, cache_dir=cache)
+    gold = evaluate_instance(
+        task, GOLD, EnvConfig(backend="bwrap"), tmp_path, GradingOptions(60, cache_dir=cache)
+    )
     assert gold.outcome == "resolved", gold.message

@@ -24,6 +24,7 @@ from swe_aci.batch.run_record import RunRecord
 from swe_aci.batch.runner import BatchOptions
 from swe_aci.batch.session import Grading, SessionError, run_session
 from swe_aci.configuration import builtin_configs, resolve_config_path
+from swe_aci.evaluate.options import GradingOptions
 from swe_aci.evaluate.report import InstanceReport
 from swe_aci.records import BATCH_DIR, COMPARISON_FILE, EVALUATION_DIR, write_json_atomic
 from swe_aci.tasks import TaskSet
@@ -49,14 +50,6 @@ class ConfigRun:
     name: str
     source: str
     config: EpisodeConfig
-
-
-@dataclass
-class CompareOptions:
-    timeout: float  # seconds the tests of one instance may run
-    workers: int = 1
-    redo: bool = False
-    cache_dir: Path | None = None  # recipe cache (None: the default)
 
 
 def resolve_config(given: str) -> tuple[str, Path]:
@@ -89,12 +82,13 @@ def compare(
     runs: list[ConfigRun],
     task_set: TaskSet,
     output_dir: Path,
-    options: CompareOptions,
+    options: GradingOptions,
     console: Console,
     record: RunRecord,
     on_evaluated: OnEvaluated | None = None,
 ) -> list[ConfigOutcome]:
-    """Run, evaluate and compare every config; writes `<output_dir>/comparison.json`.
+    """Run, evaluate and compare every config; writes `<output_dir>/comparison.json`. Each
+    config's batch runs with the grading's workers, redo and recipe cache.
 
     `record` describes the run (task file, selection, command) for each batch's run.yaml and the
     comparison file."""
@@ -104,9 +98,7 @@ def compare(
     for number, run in enumerate(runs, start=1):
         console.rule(f"{run.name} ({number}/{len(runs)})", style="dim")
         batch_directory = output_dir / run.name / BATCH_DIR
-        grading = Grading(
-            output_dir / run.name / EVALUATION_DIR, options.timeout, options.redo, on_evaluated
-        )
+        grading = Grading(output_dir / run.name / EVALUATION_DIR, options, on_evaluated)
         batch_options = BatchOptions(
             workers=options.workers, redo=options.redo, cache_dir=options.cache_dir
         )

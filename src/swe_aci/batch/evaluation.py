@@ -16,6 +16,7 @@ from swe_aci.batch.outputs import BatchOutputs
 from swe_aci.env.config import EnvConfig
 from swe_aci.episode import EpisodeConfig
 from swe_aci.evaluate import InstanceReport, evaluate_instance
+from swe_aci.evaluate.options import GradingOptions
 from swe_aci.evaluate.run_grading import RunGrading, grade_run
 from swe_aci.records import EVALUATION_DIR
 from swe_aci.tasks import Task
@@ -27,8 +28,7 @@ def evaluate_result(
     result: InstanceResult,
     config: EpisodeConfig,
     output_dir: Path,
-    timeout: float,
-    cache_dir: Path | None = None,
+    options: GradingOptions,
 ) -> InstanceResult:
     """The result with the report of grading its patch (an interrupted instance is not graded)."""
     if result.exit_status is None:
@@ -38,9 +38,8 @@ def evaluate_result(
         result.model_patch,
         config.env,
         output_dir / EVALUATION_DIR,
-        timeout,
+        options,
         model_name=config.model.name,
-        cache_dir=cache_dir,
     )
     return dataclasses.replace(result, evaluation=report.outcome, report=report)
 
@@ -50,11 +49,8 @@ def evaluate_outputs(
     outputs: BatchOutputs,
     env_config: EnvConfig,
     directory: Path,
+    options: GradingOptions,
     *,
-    timeout: float,
-    workers: int = 1,
-    redo: bool = False,
-    cache_dir: Path | None = None,
     on_done: Callable[[InstanceReport, bool], None] | None = None,
 ) -> RunGrading:
     """Grade the predictions of the finished instances and write the run's `report.json` in
@@ -74,15 +70,4 @@ def evaluate_outputs(
         for instance_id in chosen
         if (report := outputs.results[instance_id].report) is not None
     }
-    return grade_run(
-        tasks,
-        chosen,
-        env_config,
-        directory,
-        timeout=timeout,
-        workers=workers,
-        redo=redo,
-        cache_dir=cache_dir,
-        on_done=on_done,
-        graded=graded,
-    )
+    return grade_run(tasks, chosen, env_config, directory, options, on_done=on_done, graded=graded)

@@ -11,6 +11,7 @@ from swe_aci.trajectory.instance import InstanceResult
 
 if TYPE_CHECKING:
     from swe_aci.episode import EpisodeConfig
+    from swe_aci.evaluate.options import GradingOptions
     from swe_aci.tasks import Task
 
 
@@ -30,8 +31,7 @@ class GradeInstance:
 
     config: EpisodeConfig
     output_dir: Path
-    timeout: float
-    cache_dir: Path | None = None
+    options: GradingOptions
 
     def on_instance_completed(self, completed: InstanceCompleted[InstanceResult]) -> None:
         from swe_aci.batch.evaluation import evaluate_result
@@ -43,6 +43,5 @@ class GradeInstance:
             completed.record,
             self.config,
             self.output_dir,
-            self.timeout,
-            self.cache_dir,
+            self.options,
         )

@@ -21,7 +21,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol
 
 from swe_aci.batch.events import InstanceDone, InstanceFatal, InstanceStarted, StepDone
 from swe_aci.batch.hooks import completed_instance
@@ -32,6 +32,9 @@ from swe_aci.executors.base import Channel, Executor, Jobs, WorkerLost, bounded_
 from swe_aci.hooks.base import RunHook, notify
 from swe_aci.tasks import Task
 from swe_aci.trajectory.instance import InstanceResult
+
+if TYPE_CHECKING:
+    from swe_aci.evaluate.options import GradingOptions
 
 logger = logging.getLogger("swe_aci.batch")
 
@@ -46,7 +49,7 @@ class BatchOptions:
     redo: bool = False
     total_cost: float = 0.0  # USD; 0 means no limit
     cache_dir: Path | None = None
-    evaluation_timeout: float | None = None  # seconds of each instance's tests; None: no grading
+    evaluation: GradingOptions | None = None  # how each instance is graded on its worker; None: not
     start_delay: float = 0.5  # seconds: the most a thread worker waits before its first instance
 
 
@@ -177,7 +180,7 @@ class BatchRunner:
         hooks: list[RunHook[InstanceResult]] | None = None,
     ) -> None:
         """`hooks` run on the worker after each finished instance (grading); with
-        `options.evaluation_timeout` the grading hook is the first of them."""
+        `options.evaluation` the grading hook is the first of them."""
         from swe_aci.batch.hooks import GradeInstance
 
         self.config = config
@@ -185,11 +188,8 @@ class BatchRunner:
         self.options = options
         self.display = display
         self.hooks = list(hooks or [])
-        if options.evaluation_timeout is not None:
-            grading = GradeInstance(
-                config, outputs.directory, options.evaluation_timeout, options.cache_dir
-            )
-            self.hooks.insert(0, grading)
+        if options.evaluation is not None:
+            self.hooks.insert(0, GradeInstance(config, outputs.directory, options.evaluation))
         todo = [task for task in tasks if options.redo or not outputs.is_done(task.instance_id)]
         self.pending = list(reversed(todo))  # popped from the end, in order
         self.state = BatchState(total=len(tasks), skipped=len(tasks) - len(todo))

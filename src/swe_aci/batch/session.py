@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from swe_aci.episode import EpisodeConfig
+    from swe_aci.evaluate.options import GradingOptions
     from swe_aci.evaluate.report import InstanceReport, RunReport
     from swe_aci.tasks import Task
 
@@ -39,8 +40,7 @@ class Grading:
     """The final grading of a session: where the evaluation goes and how it runs."""
 
     directory: Path
-    timeout: float
-    redo: bool = False
+    options: GradingOptions
     on_done: Callable[[InstanceReport, bool], None] | None = None
 
 
@@ -132,10 +132,7 @@ def locked_session(
             outputs,
             config.env,
             grading.directory,
-            timeout=grading.timeout,
-            workers=options.workers,
-            redo=grading.redo,
-            cache_dir=options.cache_dir,
+            grading.options,
             on_done=grading.on_done,
         )
         outcome.reports, outcome.report = graded.reports, graded.report

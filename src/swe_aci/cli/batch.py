@@ -78,6 +78,7 @@ def batch_command(
         from swe_aci.batch.session import Grading, SessionError, run_session
         from swe_aci.cli.evaluate import print_summary
         from swe_aci.episode import missing_requirements
+        from swe_aci.evaluate.options import GradingOptions
         from swe_aci.executors.base import worker_limit
         from swe_aci.records import EVALUATION_DIR, REPORT_FILE
 
@@ -108,6 +109,7 @@ def batch_command(
             seed=seed,
             **repository,
         )
+        grading_options = GradingOptions(evaluation_timeout, workers=workers, cache_dir=cache_dir)
         options = BatchOptions(
             workers=workers,
             executor=executor,  # type: ignore[arg-type]
@@ -115,12 +117,12 @@ def batch_command(
             redo=redo,
             total_cost=total_cost,
             cache_dir=cache_dir,
-            evaluation_timeout=evaluation_timeout if evaluate else None,
+            evaluation=grading_options if evaluate else None,
         )
         # instances graded by their workers are not graded again; finished instances of an
         # earlier run without --evaluate are graded now
         evaluation = output_dir / EVALUATION_DIR
-        grading = Grading(evaluation, evaluation_timeout) if evaluate else None
+        grading = Grading(evaluation, grading_options) if evaluate else None
         console = Console(highlight=False, soft_wrap=True)
         if workers > (limit := worker_limit()):
             console.print(f"--workers capped at {limit} (8 per CPU)", markup=False)

@@ -227,7 +227,6 @@ def compare_command(
         from swe_aci.analysis.compare import (
             CompareError,
             CompareInterrupted,
-            CompareOptions,
             ConfigRun,
             compare,
             resolve_config,
@@ -235,6 +234,7 @@ def compare_command(
         from swe_aci.analysis.comparison import comparison_table
         from swe_aci.batch.instance import FatalBatchError
         from swe_aci.batch.run_record import RunRecord
+        from swe_aci.evaluate.options import GradingOptions
         from swe_aci.records import COMPARISON_FILE, OutputLock
 
         names = [name.strip() for name in configs.split(",") if name.strip()]
@@ -255,7 +255,7 @@ def compare_command(
         for run in runs:
             check_backend(run.config.env)
         record = RunRecord.of(instances, task_set, filter=filter, slice=slice)
-        options = CompareOptions(workers=workers, redo=redo, timeout=timeout, cache_dir=cache_dir)
+        options = GradingOptions(timeout, workers=workers, redo=redo, cache_dir=cache_dir)
         console = Console(highlight=False, soft_wrap=True)
         try:
             with OutputLock.acquire(output_dir, "compare"):

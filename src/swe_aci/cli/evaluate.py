@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from swe_aci.env.config import EnvConfig
+    from swe_aci.evaluate.options import GradingOptions
     from swe_aci.evaluate.report import InstanceReport, RunReport
     from swe_aci.records import Prediction
     from swe_aci.tasks import Task
@@ -95,6 +96,7 @@ def evaluate_command(
 
         from swe_aci.env.config import EnvConfig
         from swe_aci.evaluate.grading import GRADING_MODES
+        from swe_aci.evaluate.options import GradingOptions
         from swe_aci.evaluate.predictions import PredictionsError
         from swe_aci.records import REPORT_FILE, OutputLock, OutputLockError
         from swe_aci.tasks import TaskFileError
@@ -127,8 +129,16 @@ def evaluate_command(
             lock = OutputLock.acquire(output_dir, "evaluate")
         except OutputLockError as exc:
             fail(str(exc))
+        options = GradingOptions(
+            timeout,
+            workers=workers,
+            redo=redo,
+            mode=grading,  # type: ignore[arg-type]  # checked above
+            strict=strict,
+            runs=runs,
+        )
         with lock:
-            report = run_with_progress(tasks, chosen, env_config, console)
+            report = run_with_progress(tasks, chosen, env_config, options, console)
         print_summary(report, console)
         console.print(f"report: {shown(output_dir / REPORT_FILE)}")
 
@@ -136,6 +146,7 @@ def evaluate_command(
         tasks: list[Task],
         chosen: dict[str, Prediction],
         env_config: EnvConfig,
+        options: GradingOptions,
         console: Console,
     ) -> RunReport:
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
@@ -158,19 +169,7 @@ def evaluate_command(
                 progress.console.print(outcome_line(report, note))
                 progress.advance(bar)
 
-            return grade_run(
-                tasks,
-                chosen,
-                env_config,
-                output_dir,
-                timeout=timeout,
-                workers=workers,
-                redo=redo,
-                on_done=done,
-                grading=grading,  # type: ignore[arg-type]  # checked above
-                strict=strict,
-                runs=runs,
-            ).report
+            return grade_run(tasks, chosen, env_config, output_dir, options, on_done=done).report
 
     guarded(body, interrupted="evaluated instances keep their reports: run again to go on")
 

@@ -252,18 +252,5 @@ def run_eval_script(
         report.message = str(error)
         return report, result.log
     report.tests_status = grade_eval_script(task, report.grading, statuses)
-    broken = broken_run(exit_code, statuses) if statuses else None
-    if broken is not None:
-        report.outcome = "error"
-        report.message = broken
-        return report, result.log
-    report.outcome = "unresolved"
-    if not report.tests_status.resolved:
-        return report, result.log
-    if report.strict and report.integrity.is_flagged:
-        report.integrity.strict_unresolved = True
-        paths = ", ".join(flag.path for flag in report.integrity.flagged)
-        report.message = f"strict: the prediction changes files that can change the tests: {paths}"
-    else:
-        report.outcome = "resolved"
+    report.record_verdict(broken_run(exit_code, statuses) if statuses else None)
     return report, result.log

@@ -37,6 +37,7 @@ from swe_aci.evaluate.grading import (
     parse_for,
 )
 from swe_aci.evaluate.integrity import integrity_of
+from swe_aci.evaluate.options import GradingOptions
 from swe_aci.evaluate.parsers import PARSERS
 from swe_aci.evaluate.report import (
     InstanceReport,
@@ -89,34 +90,29 @@ def evaluate_instance(
     patch: str,
     env_config: EnvConfig,
     output_dir: Path,
-    timeout: float,
+    options: GradingOptions,
     *,
     model_name: str = "",
-    cache_dir: Path | None = None,
     log: Log | None = None,
-    grading: GradingMode = "lenient",
-    strict: bool = False,
-    runs: int = 1,
 ) -> InstanceReport:
     """Evaluate one prediction of `task` and save its outputs under `output_dir/<instance_id>/`.
 
     Never raises for a problem of the instance (no tests, environment not buildable, sandbox
-    down): that is an `error` report, saved like the others, so a run goes on. `grading` names
-    the rules (`grading.py`); `strict` grades a prediction with integrity flags unresolved.
-    `runs` > 1 evaluates it that many times, each in a fresh environment: the report is the
-    first run's, with every run's outcome and the FAIL_TO_PASS / PASS_TO_PASS tests whose result
-    differed between runs (`flaky_tests`); each further run's log is `test_output.run<k>.txt`.
+    down): that is an `error` report, saved like the others, so a run goes on. `options.mode`
+    names the rules (`grading.py`); `options.strict` grades a prediction with integrity flags
+    unresolved. `options.runs` > 1 evaluates it that many times, each in a fresh environment: the
+    report is the first run's, with every run's outcome and the FAIL_TO_PASS / PASS_TO_PASS tests
+    whose result differed between runs (`flaky_tests`); each further run's log is
+    `test_output.run<k>.txt`.
     """
     started = time.monotonic()
     results = [
-        _evaluate_once(
-            task, patch, env_config, timeout, model_name, cache_dir, log, grading, strict
-        )
-        for _ in range(max(1, runs))
+        _evaluate_once(task, patch, env_config, options, model_name, log)
+        for _ in range(max(1, options.runs))
     ]
     report, test_log = results[0]
-    if runs > 1:
-        report.runs = runs
+    if options.runs > 1:
+        report.runs = options.runs
         report.run_outcomes = [each.outcome for each, _ in results]
         report.flaky_tests = flaky_tests([each for each, _ in results])
     if report.empty_patch:
@@ -161,12 +157,9 @@ def _evaluate_once(
     task: Task,
     patch: str,
     env_config: EnvConfig,
-    timeout: float,
+    options: GradingOptions,
     model_name: str,
-    cache_dir: Path | None,
     log: Log | None,
-    grading: GradingMode,
-    strict: bool,
 ) -> tuple[InstanceReport, str]:
     """One evaluation in a fresh environment: its report (unsaved) and test log."""
     started = time.monotonic()
@@ -177,19 +170,21 @@ def _evaluate_once(
         outcome="error",
         empty_patch=not patch.strip(),
         patch_sha256=patch_digest(patch),
-        grading=grading,
-        strict=strict,
+        grading=options.mode,
+        strict=options.strict,
         integrity=integrity_of(patch, task.test_patch or ""),
     )
     test_log = ""
     try:
-        problem = evaluation_problem(task, grading)
+        problem = evaluation_problem(task, options.mode)
         if problem is not None:
             raise InstanceError(problem)
         with _timed(timings, "environment"):
-            environment = _start_environment(task, env_config, cache_dir, log)
+            environment = _start_environment(task, env_config, options.cache_dir, log)
         try:
-            report, test_log = _evaluate_in(environment, task, patch, timeout, report, timings)
+            report, test_log = _evaluate_in(
+                environment, task, patch, options.timeout, report, timings
+            )
         finally:
             environment.close()
     except (InstanceError, RecipeError, SandboxError, SwebenchParseError, OSError) as exc:
@@ -285,17 +280,7 @@ def _apply_and_test(
         flag = disagreement(report.tests_status, record, task.FAIL_TO_PASS, task.PASS_TO_PASS)
         if flag is not None:
             report.integrity.flagged.append(flag)
-    broken = broken_run(result.exit_code, statuses)
-    if broken is not None:
-        report.outcome = "error"
-        report.message = broken
-        return report, test_log
-    report.outcome = "resolved" if report.tests_status.resolved else "unresolved"
-    if report.resolved and report.strict and report.integrity.is_flagged:
-        report.outcome = "unresolved"
-        report.integrity.strict_unresolved = True
-        paths = ", ".join(flag.path for flag in report.integrity.flagged)
-        report.message = f"strict: the prediction changes files that can change the tests: {paths}"
+    report.record_verdict(broken_run(result.exit_code, statuses))
     return report, test_log
 
 
@@ -332,25 +317,20 @@ def evaluate_all(
     predictions: dict[str, Prediction],
     env_config: EnvConfig,
     output_dir: Path,
+    options: GradingOptions,
     *,
-    timeout: float,
-    workers: int = 1,
-    redo: bool = False,
-    cache_dir: Path | None = None,
     on_done: Callable[[InstanceReport, bool], None] | None = None,
-    grading: GradingMode = "lenient",
-    strict: bool = False,
     graded: dict[str, InstanceReport] | None = None,
-    runs: int = 1,
 ) -> dict[str, InstanceReport]:
-    """Evaluate every task that has a prediction, `workers` at a time.
+    """Evaluate every task that has a prediction, `options.workers` at a time.
 
     An instance whose saved report was made from the same patch under the same rules is not
-    evaluated again unless `redo` (one that ended in `error` always is: the harness's failure may
-    be gone); `on_done(report, reused)` is called as each instance finishes. `graded` holds
-    reports the caller already has in memory, just made by `evaluate_instance` into `output_dir`
-    (a batch's workers): one made from the same patch under the same rules is taken as it is,
-    neither read back from disk nor evaluated again, whatever `redo` and its outcome.
+    evaluated again unless `options.redo` (one that ended in `error` always is: the harness's
+    failure may be gone); `on_done(report, reused)` is called as each instance finishes.
+    `graded` holds reports the caller already has in memory, just made by `evaluate_instance`
+    into `output_dir` (a batch's workers): one made from the same patch under the same rules is
+    taken as it is, neither read back from disk nor evaluated again, whatever `options.redo` and
+    its outcome.
     """
     reports: dict[str, InstanceReport] = {}
     pending: list[tuple[Task, Prediction]] = []
@@ -363,12 +343,13 @@ def evaluate_all(
         if fresh is not None:
             saved = fresh
         else:
-            saved = None if redo else load_instance(output_dir, task.instance_id)
+            saved = None if options.redo else load_instance(output_dir, task.instance_id)
         if (
             saved is not None
             and (saved is fresh or saved.completed)
             and saved.patch_sha256 == patch_digest(prediction.model_patch)
-            and (saved.grading, saved.strict, saved.runs) == (grading, strict, runs)
+            and (saved.grading, saved.strict, saved.runs)
+            == (options.mode, options.strict, options.runs)
         ):
             reports[task.instance_id] = saved
             if on_done is not None:
@@ -382,12 +363,8 @@ def evaluate_all(
             prediction.model_patch,
             env_config,
             output_dir,
-            timeout,
+            options,
             model_name=prediction.model_name_or_path,
-            cache_dir=cache_dir,
-            grading=grading,
-            strict=strict,
-            runs=runs,
         )
 
     todo = list(reversed(pending))
@@ -399,7 +376,7 @@ def evaluate_all(
             on_done(event, False)
 
     # on Ctrl-C: start nothing new; the instances running finish (within their timeout)
-    ThreadExecutor(workers).run(
+    ThreadExecutor(options.workers).run(
         Jobs(
             lambda: todo.pop() if todo else None,
             len(todo),

@@ -75,6 +75,27 @@ class InstanceReport(BaseModel):
     def completed(self) -> bool:
         return (self.base_outcome or self.outcome) != "error"
 
+    def record_verdict(self, broken: str | None) -> None:
+        """The outcome of the graded tests (`tests_status`, set): `error` when the run was broken
+        (`broken`: why), else resolved or unresolved; under `strict` a resolved prediction with
+        integrity flags is unresolved (`integrity.strict_unresolved`), the message naming the
+        flagged paths."""
+        assert self.tests_status is not None
+        if broken is not None:
+            self.outcome = "error"
+            self.message = broken
+        elif not self.tests_status.resolved:
+            self.outcome = "unresolved"
+        elif self.strict and self.integrity.is_flagged:
+            self.outcome = "unresolved"
+            self.integrity.strict_unresolved = True
+            paths = ", ".join(flag.path for flag in self.integrity.flagged)
+            self.message = (
+                f"strict: the prediction changes files that can change the tests: {paths}"
+            )
+        else:
+            self.outcome = "resolved"
+
     def counts(self) -> dict[str, int]:
         grade = self.tests_status
         if grade is None:

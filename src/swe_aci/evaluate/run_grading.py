@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from swe_aci.env.config import EnvConfig
-from swe_aci.evaluate.grading import GradingMode
 from swe_aci.evaluate.harness import evaluate_all
+from swe_aci.evaluate.options import GradingOptions
 from swe_aci.evaluate.report import InstanceReport, RunReport, run_report
 from swe_aci.records import REPORT_FILE, Prediction, write_json_atomic
 from swe_aci.tasks import Task
@@ -29,45 +29,26 @@ def grade_run(
     predictions: dict[str, Prediction],
     env_config: EnvConfig,
     directory: Path,
+    options: GradingOptions,
     *,
-    timeout: float,
-    workers: int = 1,
-    redo: bool = False,
-    cache_dir: Path | None = None,
     on_done: Callable[[InstanceReport, bool], None] | None = None,
-    grading: GradingMode = "lenient",
-    strict: bool = False,
     graded: dict[str, InstanceReport] | None = None,
-    runs: int = 1,
 ) -> RunGrading:
     """Grade the `predictions` of `tasks` into `directory` (per-instance directories, as
     `evaluate_all` writes them) and write the run's `report.json` there, over every task (those
     without a prediction are not evaluated). `graded`: reports the caller already holds (a
-    batch's workers'), taken as they are; `runs`: each instance graded that many times, its flaky
-    tests marked."""
+    batch's workers'), taken as they are."""
     tasks = list(tasks)
     reports = evaluate_all(
-        tasks,
-        predictions,
-        env_config,
-        directory,
-        timeout=timeout,
-        workers=workers,
-        redo=redo,
-        cache_dir=cache_dir,
-        on_done=on_done,
-        grading=grading,
-        runs=runs,
-        strict=strict,
-        graded=graded,
+        tasks, predictions, env_config, directory, options, on_done=on_done, graded=graded
     )
     report = run_report(
         [task.instance_id for task in tasks],
         predictions,
         [key for key, prediction in predictions.items() if prediction.is_empty],
         reports,
-        grading=grading,
-        strict=strict,
+        grading=options.mode,
+        strict=options.strict,
     )
     write_json_atomic(directory / REPORT_FILE, report.to_json())
     return RunGrading(reports, report)

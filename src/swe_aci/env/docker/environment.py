@@ -1,65 +1,36 @@
-"""The `docker` backend: a container from `EnvConfig.image`, one bash attached over a socket.
-
-The repository is either copied in (a host working copy made by `prepare_working_copy`, sent with
-put_archive) or already in the image at `EnvConfig.repo_in_image` (then reset to the commit). The
-shell is one `docker exec` with stdin attached, spoken to by BashSession's protocol. Files move
-through a second long-lived exec (FileChannel: milliseconds, not capped like shell output), or
-through the archive API (~40 ms a call) in images without GNU coreutils. The docker SDK is
-imported only when a DockerEnvironment is created.
-"""
+"""The `docker` backend: the container (`DockerEnvironment`), the engine, stale containers."""
 
 from __future__ import annotations
 
 import contextlib
 import errno
 import functools
-import io
 import logging
 import os
 import posixpath
 import secrets
-import shutil
 import socket
-import tarfile
-import time
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-from swe_aci.env.base import FileTooLargeError, NotARegularFileError, SandboxError, Submission
-from swe_aci.env.cleanup import make_root, pid_alive
+from swe_aci.env.base import SandboxError, Submission
+from swe_aci.env.cleanup import pid_alive
 from swe_aci.env.config import EnvConfig, parse_bytes
-from swe_aci.env.diff import GIT_HARDENING, SUBMISSION_ATTRIBUTES, take_submission
-from swe_aci.env.docker.exec import (
-    ChannelBroken,
-    DockerShellTransport,
-    FileChannel,
-    docker_module,
-    explain,
-    run_exec,
-)
-from swe_aci.env.repo import prepare_working_copy, repo_name
+from swe_aci.env.diff import GIT_HARDENING, take_submission
+from swe_aci.env.docker.archive import ArchiveFiles
+from swe_aci.env.docker.exec import ChannelBroken, docker_module, explain, run_exec
+from swe_aci.env.docker.file_channel import FileChannel
+from swe_aci.env.docker.repository import copy_repo_in, reset_repo_in_image
+from swe_aci.env.docker.shell import DockerShellTransport
+from swe_aci.env.repo import repo_name
 from swe_aci.env.session import SessionEnvironment
-from swe_aci.env.shell import shell_quote
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     from docker import APIClient
 
-# Go's os.FileMode bits, as the archive API reports them in its stat header.
-GO_MODE_DIR = 1 << 31
-GO_MODE_SYMLINK = 1 << 27
-GO_MODE_SPECIAL = {
-    1 << 26: "a device",
-    1 << 25: "a FIFO",
-    1 << 24: "a socket",
-    1 << 19: "irregular",
-}
-MAX_SYMLINK_HOPS = 40
-# Room for the tar headers around one file in an archive-API answer.
-TAR_OVERHEAD = 1 << 16
 # Our own git calls must not stop at "dubious ownership" when the image's user does not own
-# the repository; the agent's shell is left as the image has it.
-GIT_FUNCTION = "git() { command git -c safe.directory='*' \"$@\"; }"
+# the repository (as `repository.py`'s GIT_FUNCTION); the agent's shell is left as it is.
 SAFE_DIRECTORY = ["-c", "safe.directory=*"]
 HELPER_SECONDS = 60.0  # a helper command's bound (rm, mkdir)
 KILLED_BY_TIMEOUT = 128 + 9  # `timeout -s KILL` exits so when it had to kill
@@ -72,18 +43,6 @@ OWNER_HOST_LABEL = "swe-aci.owner-host"
 # does not own, as test suites and pip do (a repository in the image owned by another user,
 # chown/chmod in temporary directories). No mount, ptrace, raw sockets, setuid/setgid...
 CONTAINER_CAPABILITIES = ("CHOWN", "DAC_OVERRIDE", "FOWNER")
-# What the agent must not see of an image's repository (as SWE-bench since 4.1): every ref but
-# the detached HEAD at the base (branches, tags, remotes, stash), the reflogs, and the objects
-# only they reach, the fix's commit among them. Only run when there is something to strip.
-STRIP_HISTORY = (
-    'if [ -n "$(git for-each-ref --count=1)" ] || '
-    '[ -n "$(git rev-list -n 1 --all --reflog --not "$sha")" ]; then\n'
-    "  git for-each-ref --format='delete %(refname)' | git update-ref --stdin || exit 6\n"
-    "  rm -f .git/ORIG_HEAD .git/FETCH_HEAD .git/MERGE_HEAD\n"
-    "  git reflog expire --expire=now --all && git repack -a -d -q && "
-    "git prune --expire=now || exit 6\n"
-    "fi"
-)
 T = TypeVar("T")
 # Storage drivers that take `--storage-opt size=` (overlay2 does on xfs with project quotas).
 SIZED_DRIVERS = frozenset({"btrfs", "zfs", "devicemapper"})
@@ -141,9 +100,16 @@ class FileTransfer(Protocol):
 
 
 class DockerEnvironment(SessionEnvironment):
-    """A fresh container holding the repository at its base commit; removed on close.
+    """A fresh container from `EnvConfig.image` holding the repository at its base commit, one
+    bash attached over a socket; removed on close.
 
-    With `EnvConfig.repo_in_image` the image's repository is used and `source` may be None.
+    The repository is either copied in (a host working copy made by `prepare_working_copy`, sent
+    with put_archive) or already in the image at `EnvConfig.repo_in_image` (then reset to the
+    commit, and `source` may be None): `repository.py`. The shell is one `docker exec` with stdin
+    attached, spoken to by BashSession's protocol (`shell.py`). Files move through a second
+    long-lived exec (`file_channel.py`: milliseconds, not capped like shell output), or through
+    the archive API (`archive.py`, ~40 ms a call) in images without GNU coreutils. The docker SDK
+    is imported only when a DockerEnvironment is created.
     """
 
     def __init__(
@@ -162,11 +128,15 @@ class DockerEnvironment(SessionEnvironment):
             self._start_container()
             if self.config.repo_in_image:
                 self._repo = posixpath.normpath(self.config.repo_in_image)
-                self._base_commit = self._reset_repo_in_image(commit)
+                self._base_commit = reset_repo_in_image(
+                    self._exec, self._repo, commit, self.config.setup_timeout
+                )
             else:
                 assert source is not None
                 self._repo = posixpath.join(self.config.container_repo_dir, repo_name(source))
-                self._base_commit = self._copy_repo_in(source, commit)
+                self._base_commit = copy_repo_in(
+                    self._archive(), source, commit, self.config.container_repo_dir
+                )
             self._open_session(self._start_shell, self._repo)
         except BaseException:
             self.close()
@@ -253,54 +223,6 @@ class DockerEnvironment(SessionEnvironment):
             return {"size": self.config.disk}
         _report_unbounded_disk(f"{driver} on {backing or 'an unknown file system'}")
         return None
-
-    def _copy_repo_in(self, source: str, commit: str | None) -> str:
-        staging = make_root("docker-")
-        try:
-            working_copy = staging / repo_name(source)
-            sha = prepare_working_copy(source, working_copy, commit)
-            archive = staging / "repo.tar"
-            with tarfile.open(archive, "w") as tar:
-                tar.add(working_copy, arcname=working_copy.name, filter=_anonymous)
-            with open(archive, "rb") as data:
-                self._archive().put(self.config.container_repo_dir, data)
-        finally:
-            shutil.rmtree(staging, ignore_errors=True)
-        return sha
-
-    def _reset_repo_in_image(self, commit: str | None) -> str:
-        script = (
-            f"{GIT_FUNCTION}\n"
-            # The agent's own git commands must work too, whoever owns the repository.
-            "git config --global --add safe.directory '*' 2>/dev/null\n"
-            'cd "$1" || exit 3\n'
-            'sha=$(git rev-parse --verify --quiet "$2^{commit}") || exit 4\n'
-            # Untracked files go, ignored ones stay: an image's build products (compiled
-            # extensions, egg-info) are ignored files the package needs.
-            'git checkout -q -f --detach "$sha" && git reset -q --hard "$sha" && git clean -fdq\n'
-            "[ $? = 0 ] || exit 5\n"
-            f"{STRIP_HISTORY}\n"
-            # The attributes the submission is taken with (env/diff.py).
-            f"mkdir -p .git/info && printf %s {shell_quote(SUBMISSION_ATTRIBUTES)} "
-            "> .git/info/attributes || exit 5\n"
-            'printf %s "$sha"\n'
-        )
-        command = ["bash", "-c", script, "reset", self._repo, commit or "HEAD"]
-        try:
-            code, out, err = self._exec(command, timeout=self.config.setup_timeout)
-        except TimeoutError:
-            raise SandboxError(
-                f"resetting {self._repo} took over {self.config.setup_timeout:g} seconds"
-            ) from None
-        if code == 3:
-            raise SandboxError(f"the image has no repository at {self._repo}")
-        if code == 4:
-            raise SandboxError(f"unknown commit {commit or 'HEAD'!r} in {self._repo}")
-        if code == 6:
-            raise SandboxError(f"could not strip the history after the base in {self._repo}")
-        if code != 0:
-            raise SandboxError(f"could not reset {self._repo}: {(err or out).strip()[-300:]}")
-        return out.strip()
 
     def _start_shell(self) -> DockerShellTransport:
         assert self._container_id is not None
@@ -425,126 +347,6 @@ class DockerEnvironment(SessionEnvironment):
         assert self._container_id is not None
         code, out, err = run_exec(self._api, self._container_id, command, None, timeout)
         return code, _text(out), _text(err)
-
-
-class ArchiveFiles:
-    """Files through docker's archive API: works in any image, ~40 ms a call."""
-
-    def __init__(
-        self, api: APIClient, container_id: str, run: Callable[[list[str]], tuple[int, str, str]]
-    ) -> None:
-        self._api = api
-        self._url = api._url("/containers/{0}/archive", container_id)
-        self._run = run
-
-    def read(self, path: str, limit: int) -> bytes:
-        for _ in range(MAX_SYMLINK_HOPS):
-            with self._request("head", path) as response:
-                mode, target = self._stat(response)
-                size = self._size(response)
-            if mode & GO_MODE_DIR:
-                raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), path)
-            if mode & GO_MODE_SYMLINK:
-                path = target
-                continue
-            for bit, kind in GO_MODE_SPECIAL.items():
-                if mode & bit:
-                    raise NotARegularFileError(f"not a regular file ({kind})", path)
-            if size > limit:
-                raise FileTooLargeError(size, limit, path)
-            with self._request("get", path, stream=True) as response:
-                archive = _bounded_body(response, limit + TAR_OVERHEAD)
-            with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
-                member = tar.next()
-                handle = tar.extractfile(member) if member is not None else None
-                if handle is None or member is None or not member.isreg():
-                    raise OSError(errno.EIO, "the container sent no regular file", path)
-                if member.size > limit:
-                    raise FileTooLargeError(member.size, limit, path)
-                return handle.read()
-        raise OSError(errno.ELOOP, os.strerror(errno.ELOOP), path)
-
-    def write(self, path: str, content: bytes) -> None:
-        mode = 0o644
-        for _ in range(MAX_SYMLINK_HOPS):
-            try:
-                with self._request("head", path) as response:
-                    found, target = self._stat(response)
-            except FileNotFoundError:
-                break
-            if found & GO_MODE_SYMLINK:
-                path = target
-                continue
-            if found & GO_MODE_DIR:
-                raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), path)
-            mode = found & 0o7777
-            break
-        info = tarfile.TarInfo(posixpath.basename(path))
-        info.size, info.mode, info.mtime = len(content), mode, int(time.time())
-        buffer = io.BytesIO()
-        with tarfile.open(fileobj=buffer, mode="w") as tar:
-            tar.addfile(info, io.BytesIO(content))
-        self.put(posixpath.dirname(path), buffer.getvalue())
-
-    def put(self, directory: str, data: Any) -> None:
-        """Extract a tar into `directory` (created if missing), owned by the container's user."""
-        params = {"path": directory, "copyUIDGID": "1"}
-        response = self._api.put(self._url, params=params, data=data)
-        if response.status_code == 404:
-            code, out, err = self._run(["mkdir", "-p", directory])
-            if code != 0:
-                raise OSError(errno.EACCES, (err or out).strip(), directory)
-            if hasattr(data, "seek"):
-                data.seek(0)
-            response = self._api.put(self._url, params=params, data=data)
-        if response.status_code >= 400:
-            message = response.text.strip()[:300]
-            number = errno.ENOTDIR if "not a directory" in message else errno.EIO
-            raise OSError(number, f"could not write into the container: {message}", directory)
-
-    def close(self) -> None:
-        """Nothing to release: every call is one HTTP request."""
-
-    def _request(self, method: str, path: str, **kwargs: Any) -> Any:
-        response = getattr(self._api, method)(self._url, params={"path": path}, **kwargs)
-        if response.status_code == 404:
-            response.close()
-            raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), path)
-        if response.status_code >= 400:
-            response.close()
-            raise OSError(errno.EIO, f"docker archive request failed: {response.text[:200]}", path)
-        return response
-
-    @staticmethod
-    def _size(response: Any) -> int:
-        stat = docker_module().utils.decode_json_header(
-            response.headers["X-Docker-Container-Path-Stat"]
-        )
-        return int(stat.get("size", 0))
-
-    @staticmethod
-    def _stat(response: Any) -> tuple[int, str]:
-        stat = docker_module().utils.decode_json_header(
-            response.headers["X-Docker-Container-Path-Stat"]
-        )
-        return stat["mode"], stat["linkTarget"]
-
-
-def _anonymous(info: tarfile.TarInfo) -> tarfile.TarInfo:
-    """Host owners mean nothing in the container: put_archive's copyUIDGID sets its user."""
-    info.uid = info.gid = 0
-    info.uname = info.gname = ""
-    return info
-
-
-def _bounded_body(response: Any, limit: int) -> bytes:
-    """The response body, stopping once it exceeds `limit` bytes (the file grew meanwhile)."""
-    body = bytearray()
-    for chunk in response.iter_content(1 << 16):
-        body += chunk
-        if len(body) > limit:
-            break
-    return bytes(body)
 
 
 def _text(data: bytes | None) -> str:
