@@ -94,3 +94,20 @@ def test_the_pipeline_repairs_the_function_the_issues_example_raises_in(tmp_path
     assert repairs == ["repair 1/1 (T=0) pkg/version.py::_check"]
     assert result.exit_status == "submitted"
     assert "len(part) > 1" in result.submission
+
+
+def test_the_suspects_of_a_traceback_are_sampled_round_by_round(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    commit_tree(repo, TREE)
+    script = ["I do not know.", "I do not know.", "I do not know.", FIX]
+    result, steps = run(
+        tmp_path, script, ISSUE, "strategy.repair.temperatures=[0.0,0.8]", repo=repo
+    )
+    repairs = [action for action in steps if action.startswith("repair ")]
+    assert repairs == [
+        "repair 1/2 (T=0) pkg/version.py::_check",
+        "repair 1/2 (T=0) pkg/version.py::parse",
+        "repair 1/2 (T=0) pkg/version.py::_check + pkg/version.py::parse",
+        "repair 2/2 (T=0.8) pkg/version.py::_check",
+    ]
+    assert result.exit_status == "submitted" and "len(part) > 1" in result.submission

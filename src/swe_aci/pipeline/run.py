@@ -20,6 +20,7 @@ why.
 
 from __future__ import annotations
 
+import itertools
 import time
 from typing import Any
 
@@ -96,7 +97,7 @@ class Pipeline(StagedEpisode):
             candidates = self._localize(tree)
             self.sandbox.reset()
             self._reproduce(tree, candidates)
-            self._search(tree, self._follow_traceback(tree, candidates))
+            self._search(tree, *self._follow_traceback(tree, candidates))
             if not self._groups:
                 return self._end("exit_format", "no repair sample gave a usable edit", "")
             return self._choose(self._groups, "")
@@ -245,13 +246,16 @@ class Pipeline(StagedEpisode):
                 self._reproduction = Reproduction(file, test, "model-written", tests, first.output)
                 return
 
-    def _follow_traceback(self, tree: dict[str, str], candidates: list[Location]) -> list[Location]:
-        """The functions the reproduction's traceback passes through first (tracebacks.py)."""
+    def _follow_traceback(
+        self, tree: dict[str, str], candidates: list[Location]
+    ) -> tuple[list[Location], bool]:
+        """The functions the reproduction's traceback passes through first (tracebacks.py);
+        whether it named any other than the localizer's choice."""
         if self._reproduction is None:
-            return candidates
+            return candidates, False
         traced = traceback_locations(self._reproduction.base_output, tree)
-        if not traced or traced[0].label == candidates[0].label:
-            return candidates
+        if not traced or [location.label for location in traced] == [candidates[0].label]:
+            return candidates, False
         labels = [location.label for location in traced]
         self.record.step(
             "follow the traceback",
@@ -259,25 +263,26 @@ class Pipeline(StagedEpisode):
             f"first targets: {', '.join(labels)} (the localizer chose {candidates[0].label})",
             {"traced": labels},
         )
-        return first_targets(candidates, traced)
+        return first_targets(candidates, traced), True
 
-    def _search(self, tree: dict[str, str], candidates: list[Location]) -> None:
-        """Samples target by target, each new candidate validated as it appears, until one
-        passes the reproduction with no regression. Without a reproduction: the first target's
-        samples that give an edit, or the next target's (as many as `repair.temperatures`)."""
+    def _search(self, tree: dict[str, str], candidates: list[Location], by_rounds: bool) -> None:
+        """Samples of the targets, each new candidate validated as it appears, until one passes
+        the reproduction with no regression: target by target, or, `by_rounds` (the traceback
+        put several functions under suspicion), every target's first sample, then every
+        target's second, and so on. Without a reproduction: the first target's samples that
+        give an edit, or the next target's (as many as `repair.temperatures`)."""
         config = self.strategy.repair
         order = search_order(candidates, config.locations)
         if self._reproduction is None:
             order = [target for target in order if len(target.locations) == 1][:2]
-        for index, target in enumerate(order):
-            phase = "first target" if index == 0 else "next target"
-            schedule = [(t, phase) for t in config.temperatures]
-            if self._reproduction is not None:
-                schedule += [(t, "more samples") for t in config.more_temperatures]
-            for number, (temperature, why) in enumerate(schedule, start=1):
+        runs = [self._schedule(index, target) for index, target in enumerate(order)]
+        if by_rounds:
+            runs = [[each for each in turn if each] for turn in itertools.zip_longest(*runs)]
+        for run in runs:
+            for target, number, total, temperature, why in run:
                 if self._groups:
                     self._check_time()
-                group = self._sample(tree, target, number, len(schedule), temperature, why)
+                group = self._sample(tree, target, number, total, temperature, why)
                 if group is not None and self._reproduction is not None:
                     self._validate(tree, group)
                     if group.solved:
@@ -288,6 +293,19 @@ class Pipeline(StagedEpisode):
             for group in self._groups:
                 self._check_time()
                 self._validate(tree, group)
+
+    def _schedule(self, index: int, target: Target) -> list[tuple[Target, int, int, float, str]]:
+        """The samples of the `index`-th target: (target, number, of how many, temperature,
+        phase), `repair.temperatures` and, with a reproduction, `repair.more_temperatures`."""
+        config = self.strategy.repair
+        phase = "first target" if index == 0 else "next target"
+        schedule = [(t, phase) for t in config.temperatures]
+        if self._reproduction is not None:
+            schedule += [(t, "more samples") for t in config.more_temperatures]
+        return [
+            (target, number, len(schedule), temperature, why)
+            for number, (temperature, why) in enumerate(schedule, start=1)
+        ]
 
     def _sample(
         self,
