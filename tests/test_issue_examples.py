@@ -2,8 +2,15 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from swe_aci.evaluate.parsers import TestStatus
 from swe_aci.pipeline.issue_examples import issue_tests, mentions
-from swe_aci.pipeline.reproduction import keep_tests
+from swe_aci.pipeline.reproduction import accepted_issue_tests, keep_tests
+from swe_aci.pipeline.sandbox import TestRun
 
 
 def test_a_session_and_a_sentence_give_a_test_each() -> None:
@@ -71,3 +78,34 @@ def test_the_issues_traceback_frames_and_paths_are_mentions() -> None:
     found = mentions(issue)
     assert found.paths[:2] == ("/site/pkg/core.py", "/site/pkg/api.py")
     assert "pkg/extra.py" in found.paths and found.names == ("parse_value", "run")
+
+
+def test_a_session_that_leaves_out_the_import_gets_it_from_the_repository() -> None:
+    issue = ">>> fahrenheit_to_celsius(212)\n194.22222222222223\n\nI expected 100.0.\n"
+    code = issue_tests(issue, {"fahrenheit_to_celsius": "tempconv", "other": "tempconv"})
+    assert (
+        "    from tempconv import fahrenheit_to_celsius\n"
+        "    assert (fahrenheit_to_celsius(212)) == pytest.approx(100.0)"
+    ) in code
+    assert "import other" not in code
+    bound = (
+        ">>> from tempconv import fahrenheit_to_celsius as f\n>>> f(212)\n194.2\n\nExpected 100.0\n"
+    )
+    assert "from tempconv import f\n" not in issue_tests(bound, {"f": "tempconv"})
+
+
+def test_a_name_error_is_seen_though_pytest_cuts_the_summary_line(tmp_path: Path) -> None:
+    """pytest cuts `FAILED ...::test - NameError: ...` to the terminal's width: the failure's
+    own `E` lines say it was a NameError, so the test is dropped as broken."""
+    test = tmp_path / "test_swe_aci_issue_with_a_long_name.py"
+    test.write_text("def test_issue_example_1():\n    assert parse('{}', 'a') == {}\n")
+    finished = subprocess.run(
+        [sys.executable, "-m", "pytest", "-rA", "-p", "no:cacheprovider", test.name],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120,
+        env={**os.environ, "COLUMNS": "80"},
+    )  # fmt: skip
+    summary = next(line for line in finished.stdout.splitlines() if line.startswith("FAILED "))
+    assert "NameError" not in summary  # cut
+    run = TestRun({f"{test.name}::test_issue_example_1": TestStatus.FAILED}, finished.stdout, False)
+    accepted, dropped = accepted_issue_tests(run, run, "parse() drops the newline")
+    assert accepted == [] and "name error" in dropped["test_issue_example_1"]

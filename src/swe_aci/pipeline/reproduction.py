@@ -15,6 +15,7 @@ from swe_aci.pipeline.sandbox import BROKEN_TEST, Sandbox, TestRun, fails_as_rep
 DIRECTORY = ".git/swe-aci-pipeline"
 ISSUE_FILE = f"{DIRECTORY}/test_swe_aci_issue.py"
 MODEL_FILE = f"{DIRECTORY}/test_swe_aci_reproduction.py"
+SECTION = re.compile(r"^(_{3,} .+ _{3,}|={3,}.*)$")  # a test's failure header, a summary's
 NOT_IMPORTABLE = re.compile(r"\b(ImportError|ModuleNotFoundError|SyntaxError|IndentationError)\b")
 
 
@@ -46,6 +47,22 @@ def model_test_problem(first: TestRun, second: TestRun) -> str | None:
     return problem
 
 
+def failure_text(output: str, name: str) -> str:
+    """What pytest says of test `name`'s failure: its `E` lines and its short summary line,
+    which pytest cuts to the terminal's width (`FAILED ...::name - Na...`)."""
+    lines = output.splitlines()
+    header = re.compile(rf"^_+ {re.escape(name)} _+$")
+    start = next((index for index, line in enumerate(lines) if header.match(line)), len(lines))
+    said = []
+    for line in lines[start + 1 :]:
+        if SECTION.match(line):
+            break
+        if line.startswith("E "):
+            said.append(line)
+    summary = [line for line in lines if line.startswith("FAILED ") and f"::{name} " in f"{line} "]
+    return "\n".join([*said, *summary])
+
+
 def accepted_issue_tests(
     first: TestRun, second: TestRun, issue: str
 ) -> tuple[list[str], dict[str, str]]:
@@ -59,14 +76,7 @@ def accepted_issue_tests(
     for test in sorted(first.statuses):
         name = test.rpartition("::")[2]
         statuses = (first.statuses.get(test), second.statuses.get(test))
-        failure = next(
-            (
-                line
-                for line in first.output.splitlines()
-                if line.startswith("FAILED ") and f"::{name} " in f"{line} "
-            ),
-            "",
-        )
+        failure = failure_text(first.output, name)
         broken = BROKEN_TEST.search(failure)
         if statuses[0] is not TestStatus.FAILED:
             dropped[name] = (
