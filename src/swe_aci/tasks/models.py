@@ -46,7 +46,7 @@ class Source(BaseModel):
         kind = kinds[0]
         if kind in ARCHIVE_KINDS:
             if not self.sha256:
-                raise ValueError(f"a {kind} source needs its sha256")
+                raise ValueError(f"the {kind} source needs its sha256")
             separator = ARCHIVE_KINDS[kind]
             name, found, version = getattr(self, kind).rpartition(separator)
             if not found or not name.strip() or not version.strip():
