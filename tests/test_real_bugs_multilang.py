@@ -108,7 +108,9 @@ def test_package_sources_name_their_archive() -> None:
 
 @pytest.mark.slow
 def test_a_package_whose_sha256_differs_is_refused_and_not_kept(tmp_path: Path) -> None:
-    with pytest.raises(RecipeError, match="sha256 mismatch for semver@7.5.1: the registry served"):
+    with pytest.raises(
+        RecipeError, match=r"sha256 mismatch for semver@7\.5\.1: the registry served"
+    ):
         fetch_npm("semver@7.5.1", "0" * 64, tmp_path)
     assert fetch_npm("semver@7.5.1", SEMVER_SHA256, tmp_path).name == f"{SEMVER_SHA256}.tgz"
     assert [path.name for path in tmp_path.iterdir()] == [f"{SEMVER_SHA256}.tgz"]
