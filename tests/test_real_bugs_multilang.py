@@ -22,7 +22,7 @@ from swe_aci.env.config import EnvConfig
 from swe_aci.evaluate.harness import evaluate_instance
 from swe_aci.recipes import toolchains
 from swe_aci.recipes.errors import RecipeError
-from swe_aci.recipes.packages import fetch_debian, fetch_npm
+from swe_aci.recipes.packages import fetch_debian, fetch_npm, unpack_debian
 from swe_aci.tasks import Task
 from swe_aci.tasks.models import Source
 
@@ -104,6 +104,39 @@ def test_package_sources_name_their_archive() -> None:
     debian = Source.model_validate({"debian": "librust-x-dev=1.0-1", "sha256": SEMVER_SHA256})
     assert (debian.kind, debian.archive) == ("debian", "librust-x-dev=1.0-1")
     assert Source.model_validate({"path": "/x"}).archive is None
+
+
+def build_deb(root: Path, files: dict[str, str], out: Path) -> Path:
+    for name, text in {**files, "DEBIAN/control": DEB_CONTROL}.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    subprocess.run(["dpkg-deb", "--build", str(root), str(out)], check=True, capture_output=True)
+    return out
+
+
+DEB_CONTROL = "Package: x\nVersion: 1\nArchitecture: all\nMaintainer: x <x@x>\nDescription: x\n"
+
+
+@pytest.mark.skipif(shutil.which("dpkg-deb") is None, reason="not a Debian host")
+def test_a_debian_package_gives_its_library_source_directory(tmp_path: Path) -> None:
+    go = {"usr/share/gocode/src/example.com/x/y/a.go": "package y\n", "usr/share/doc/x/c": ""}
+    deb = build_deb(tmp_path / "go", go, tmp_path / "go.deb")
+    unpack_debian(deb, tmp_path / "tree")
+    assert [path.name for path in (tmp_path / "tree").iterdir()] == ["a.go"]
+    crate = {
+        "usr/share/cargo/registry/z-1.0.0/Cargo.toml": "",
+        "usr/share/cargo/registry/z-1.0.0/src/lib.rs": "",
+    }
+    unpack_debian(build_deb(tmp_path / "rs", crate, tmp_path / "rs.deb"), tmp_path / "crate")
+    assert sorted(path.name for path in (tmp_path / "crate").iterdir()) == ["Cargo.toml", "src"]
+    docs = build_deb(tmp_path / "doc", {"usr/share/doc/x/README": ""}, tmp_path / "doc.deb")
+    with pytest.raises(RecipeError) as raised:
+        unpack_debian(docs, tmp_path / "none")
+    assert str(raised.value) == (
+        "doc.deb ships no library source (nothing under /usr/share/gocode/src or "
+        "/usr/share/cargo/registry)"
+    )
+    assert not (tmp_path / "none").exists()
 
 
 @pytest.mark.slow
