@@ -59,11 +59,6 @@ class Source(BaseModel):
     def kind(self) -> str:
         return next(kind for kind in SOURCE_KINDS if getattr(self, kind))
 
-    @property
-    def archive(self) -> str | None:
-        """The `name<separator>version` of an archive source (pypi_sdist, npm, debian)."""
-        return next((getattr(self, kind) for kind in ARCHIVE_KINDS if getattr(self, kind)), None)
-
 
 # The package-archive kinds of source, with what separates the name from the version.
 ARCHIVE_KINDS = {"pypi_sdist": "==", "npm": "@", "debian": "="}
