@@ -84,31 +84,50 @@ def fetch_sdist(requirement: str, sha256: str, cache_dir: Path) -> Path:
         return target
     name, _, version = (part.strip() for part in requirement.partition("=="))
     page = f"{index_url()}/{normalize(name)}/"
-    bundle = ca_bundle()
-    verify: ssl.SSLContext | bool = ssl.create_default_context(cafile=bundle) if bundle else True
     try:
-        with httpx.Client(timeout=FETCH_TIMEOUT, verify=verify, follow_redirects=True) as client:
+        with http_client() as client:
             response = client.get(page)
             response.raise_for_status()
             url = sdist_link(response.text, page, name, version)
             if url is None:
                 raise RecipeError(f"{page} lists no sdist {name}-{version}.tar.gz")
-            cache_dir.mkdir(parents=True, exist_ok=True)
-            with tempfile.NamedTemporaryFile(dir=cache_dir, suffix=".part", delete=False) as part:
-                digest = hashlib.sha256()
-                with client.stream("GET", url) as download:
-                    download.raise_for_status()
-                    for chunk in download.iter_bytes():
-                        digest.update(chunk)
-                        part.write(chunk)
+            return download_verified(client, url, sha256, target, requirement)
     except httpx.HTTPError as error:
         raise RecipeError(f"cannot fetch {requirement} from {page}: {error}") from None
-    if digest.hexdigest() != sha256.lower():
-        os.unlink(part.name)
-        raise RecipeError(
-            f"sha256 mismatch for {requirement}: the index served {digest.hexdigest()}"
-        )
-    os.replace(part.name, target)
+
+
+def http_client() -> Any:
+    """An httpx client trusting pip's CA bundle, every request bounded by FETCH_TIMEOUT."""
+    import httpx
+
+    bundle = ca_bundle()
+    verify: ssl.SSLContext | bool = ssl.create_default_context(cafile=bundle) if bundle else True
+    return httpx.Client(timeout=FETCH_TIMEOUT, verify=verify, follow_redirects=True)
+
+
+def download_verified(client: Any, url: str, sha256: str, target: Path, what: str) -> Path:
+    """Stream `url` to `target` if its sha256 is `sha256`; else RecipeError (nothing kept)."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.NamedTemporaryFile(dir=target.parent, suffix=".part", delete=False) as part:
+        digest = hashlib.sha256()
+        try:
+            with client.stream("GET", url) as download:
+                download.raise_for_status()
+                for chunk in download.iter_bytes():
+                    digest.update(chunk)
+                    part.write(chunk)
+        except BaseException:
+            os.unlink(part.name)
+            raise
+    return keep_verified(Path(part.name), digest.hexdigest(), sha256, target, what)
+
+
+def keep_verified(part: Path, digest: str, sha256: str, target: Path, what: str) -> Path:
+    """Move the downloaded `part` to `target` if its digest is `sha256`, else drop it."""
+    if digest != sha256.lower():
+        part.unlink()
+        raise RecipeError(f"sha256 mismatch for {what}: the registry served {digest}")
+    os.replace(part, target)
     return target
 
 

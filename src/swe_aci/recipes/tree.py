@@ -16,6 +16,7 @@ from swe_aci.env.cleanup import MARKER_VARIABLE
 from swe_aci.env.repo import prepare_working_copy
 from swe_aci.executors.owned import owner_marker, sweep_dead_owners, watch_owner
 from swe_aci.recipes.errors import RecipeError
+from swe_aci.recipes.packages import fetch_debian, fetch_npm, unpack_debian
 from swe_aci.recipes.sdist import fetch_sdist, unpack_sdist
 from swe_aci.tasks import Task
 
@@ -97,6 +98,14 @@ def build_base_tree(task: Task, dest: Path, sdist_cache: Path, log: Callable[[st
         assert source.sha256 is not None
         log(f"fetching sdist {source.pypi_sdist}")
         unpack_sdist(fetch_sdist(source.pypi_sdist, source.sha256, sdist_cache), dest)
+    elif source.npm:
+        assert source.sha256 is not None
+        log(f"fetching npm tarball {source.npm}")
+        unpack_sdist(fetch_npm(source.npm, source.sha256, sdist_cache), dest)
+    elif source.debian:
+        assert source.sha256 is not None
+        log(f"fetching Debian package {source.debian}")
+        unpack_debian(fetch_debian(source.debian, source.sha256, sdist_cache), dest)
     elif source.git:
         log(f"cloning {source.git} at {task.base_commit or 'HEAD'}")
         try:

@@ -23,34 +23,46 @@ EvalType = Literal["pass_and_fail", "fail_only"]
 
 
 class Source(BaseModel):
-    """Where the repository's files come from: exactly one of `pypi_sdist` (with its `sha256`),
-    `git` (a URL or path, checked out at the row's base_commit) or `path` (a local directory)."""
+    """Where the repository's files come from: exactly one of `pypi_sdist`, `npm` or `debian` (a
+    package archive, with its `sha256`), `git` (a URL or path, checked out at the row's
+    base_commit) or `path` (a local directory)."""
 
     model_config = ConfigDict(extra="forbid")
 
     pypi_sdist: str | None = Field(None, description="a requirement `Name==version`")
+    npm: str | None = Field(None, description="an npm package `name@version` (its tarball)")
+    debian: str | None = Field(
+        None, description="a Debian package `name=version` shipping a Go or Rust library's source"
+    )
     sha256: str | None = Field(None, pattern=r"^[0-9a-fA-F]{64}$")
     git: str | None = None
     path: str | None = None
 
     @model_validator(mode="after")
     def _exactly_one_kind(self) -> Source:
-        kinds = [kind for kind in ("pypi_sdist", "git", "path") if getattr(self, kind)]
+        kinds = [kind for kind in SOURCE_KINDS if getattr(self, kind)]
         if len(kinds) != 1:
-            raise ValueError("source needs exactly one of pypi_sdist, git, path")
-        if self.pypi_sdist:
+            raise ValueError(f"source needs exactly one of {', '.join(SOURCE_KINDS)}")
+        kind = kinds[0]
+        if kind in ARCHIVE_KINDS:
             if not self.sha256:
-                raise ValueError("a pypi_sdist source needs its sha256")
-            name, separator, version = self.pypi_sdist.partition("==")
-            if not separator or not name.strip() or not version.strip():
-                raise ValueError("pypi_sdist must be `Name==version`")
+                raise ValueError(f"the {kind} source needs its sha256")
+            separator = ARCHIVE_KINDS[kind]
+            name, found, version = getattr(self, kind).rpartition(separator)
+            if not found or not name.strip() or not version.strip():
+                raise ValueError(f"{kind} must be `name{separator}version`")
         elif self.sha256:
-            raise ValueError("sha256 belongs to a pypi_sdist source")
+            raise ValueError(f"sha256 belongs to a {', '.join(ARCHIVE_KINDS)} source")
         return self
 
     @property
     def kind(self) -> str:
-        return "pypi_sdist" if self.pypi_sdist else "git" if self.git else "path"
+        return next(kind for kind in SOURCE_KINDS if getattr(self, kind))
+
+
+# The package-archive kinds of source, with what separates the name from the version.
+ARCHIVE_KINDS = {"pypi_sdist": "==", "npm": "@", "debian": "="}
+SOURCE_KINDS = (*ARCHIVE_KINDS, "git", "path")
 
 
 class Recipe(BaseModel):
