@@ -1,5 +1,6 @@
-"""The functions a failing reproduction's traceback passes through come first among the repair
-targets: read from real pytest output, and followed by a pipeline run with a scripted model."""
+"""Where the repair looks: the functions a failing reproduction's traceback passes through come
+first among the targets (read from real pytest output, and followed by a pipeline run with a
+scripted model); the documentation's example code is never a target."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import sys
 from pathlib import Path
 
 from conftest import commit_tree
+from swe_aci.pipeline.choose import documents_of
 from swe_aci.pipeline.skeleton import locations
 from swe_aci.pipeline.tracebacks import first_targets, traceback_locations
 from test_pipeline_search import fenced, run
@@ -111,3 +113,12 @@ def test_the_suspects_of_a_traceback_are_sampled_round_by_round(tmp_path: Path) 
         "repair 2/2 (T=0.8) pkg/version.py::_check",
     ]
     assert result.exit_status == "submitted" and "len(part) > 1" in result.submission
+
+
+def test_the_documentations_examples_are_not_localized() -> None:
+    tree = {
+        "docs/advanced/vprefix.py": "class VPrefix:\n    def parse(self):\n        pass\n",
+        "src/semver/version.py": "class Version:\n    def parse(self):\n        pass\n",
+        "tests/test_version.py": "def test_parse():\n    pass\n",
+    }
+    assert [document.path for document in documents_of(tree)] == ["src/semver/version.py"]

@@ -113,12 +113,18 @@ def related_tests(tree: dict[str, str], path: str, name: str, limit: int) -> lis
     return regressions.related_tests(tree, [path] if path else [], [name] if name else [], limit)
 
 
+DOCUMENTATION_DIRECTORIES = {"doc", "docs", "documentation"}
+
+
 def documents_of(tree: dict[str, str], extensions: tuple[str, ...] = (".py",)) -> list[Document]:
-    """The non-test source files BM25 ranks."""
+    """The source files BM25 ranks: not tests, not the documentation's examples (a bug report
+    quoting the docs' example class would otherwise send the repair there)."""
     return [
         Document(path, text)
         for path, text in sorted(tree.items())
-        if path.endswith(extensions) and not is_test_path(path)
+        if path.endswith(extensions)
+        and not is_test_path(path)
+        and path.split("/")[0].lower() not in DOCUMENTATION_DIRECTORIES
     ]
 
 
