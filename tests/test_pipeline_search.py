@@ -235,6 +235,16 @@ def test_blocks_match_exactly_or_ignoring_indentation_and_are_dropped_otherwise(
     assert "width = 12" in texts["slug.py"] and "dropped" in notes[1]
 
 
+def test_a_block_naming_the_prompts_placeholder_path_applies_to_the_one_file_shown() -> None:
+    placeholder = block("    width = 10\n", "    width = 12\n", "path/to/file.py")
+    edit = block_edit({"slug.py": SLUG}, placeholder, "slug.py", LINT)
+    assert "width = 12" in edit.texts["slug.py"]
+    assert edit.notes[0] == "block 1: its path line read as slug.py, the file shown"
+    two_shown = {"slug.py": SLUG, "other.py": "x = 1\n"}
+    with pytest.raises(Dropped, match=r"path/to/file\.py is not a file shown"):
+        block_edit(two_shown, placeholder, "slug.py", LINT)
+
+
 def test_the_region_shown_is_numbered_around_the_issues_words() -> None:
     text = "".join(f"x{n} = {n}\n" for n in range(1, 101)) + "needle = 0\n"
     start, end = region(text, 1, 101, "the needle is wrong", 10)

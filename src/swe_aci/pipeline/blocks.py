@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from swe_aci.aci.lint import Linter, introduced_errors
 from swe_aci.pipeline import structure
@@ -139,7 +139,11 @@ def apply_blocks(
     current = dict(texts)
     notes = []
     for number, block in enumerate(blocks, start=1):
-        if block.path not in current:
+        if block.path not in current and len(texts) == 1:
+            # the prompt's placeholder (`path/to/file.py`) copied: one file was shown, it is that
+            block = replace(block, path=next(iter(texts)))
+            notes.append(f"block {number}: its path line read as {block.path}, the file shown")
+        elif block.path not in current:
             notes.append(f"block {number}: dropped: {block.path} is not a file shown")
             continue
         text = current[block.path]
