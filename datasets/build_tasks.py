@@ -95,6 +95,7 @@ def build_other_row(spec: dict, work: Path, backend: str) -> dict:
     runs with the gold patch and with none (both with `test_patch`) tell apart."""
     from swe_aci.env.config import EnvConfig
     from swe_aci.evaluate.harness import evaluate_instance
+    from swe_aci.evaluate.options import GradingOptions
     from swe_aci.evaluate.parsers import TestStatus, parse_log
     from swe_aci.evaluate.report import TEST_LOG_FILE, instance_dir
     from swe_aci.tasks import Task
@@ -109,7 +110,7 @@ def build_other_row(spec: dict, work: Path, backend: str) -> dict:
     config = EnvConfig(backend=backend)
     statuses = {}
     for name, patch in (("gold", row["patch"]), ("base", "")):
-        report = evaluate_instance(probe, patch, config, work / name, 900)
+        report = evaluate_instance(probe, patch, config, work / name, GradingOptions(900))
         log = (instance_dir(work / name, probe.instance_id) / TEST_LOG_FILE).read_text()
         if report.tests_status is None:
             raise TaskError(f"the {name} run did not test: {report.message}")

@@ -20,6 +20,7 @@ from batch_helpers import scripted_overrides
 from env_helpers import skip_unavailable
 from swe_aci.env.config import EnvConfig
 from swe_aci.evaluate.harness import evaluate_instance
+from swe_aci.evaluate.options import GradingOptions
 from swe_aci.recipes import toolchains
 from swe_aci.recipes.errors import RecipeError
 from swe_aci.recipes.packages import fetch_debian, fetch_npm, unpack_debian
@@ -169,9 +170,9 @@ def test_gold_resolves_and_empty_does_not(instance_id: str, backend: str, tmp_pa
     row = task(instance_id)
     skip_without_toolchain(backend, row)
     config = EnvConfig(backend=backend)  # type: ignore[arg-type]
-    gold = evaluate_instance(row, row.patch or "", config, tmp_path / "gold", 600)
+    gold = evaluate_instance(row, row.patch or "", config, tmp_path / "gold", GradingOptions(600))
     assert gold.outcome == "resolved", gold.message
-    empty = evaluate_instance(row, "", config, tmp_path / "empty", 600)
+    empty = evaluate_instance(row, "", config, tmp_path / "empty", GradingOptions(600))
     assert (empty.outcome, empty.base_outcome) == ("empty_patch", "unresolved")
     assert empty.tests_status is not None
     assert empty.tests_status.FAIL_TO_PASS.failure
@@ -253,5 +254,5 @@ def test_a_scripted_agent_fixes_the_task(instance_id: str, backend: str, tmp_pat
     patch = json.loads((directory / f"{instance_id}.pred").read_text())["model_patch"]
     assert patch.strip()
     config = EnvConfig(backend=backend)  # type: ignore[arg-type]
-    report = evaluate_instance(row, patch, config, tmp_path / "eval", 600)
+    report = evaluate_instance(row, patch, config, tmp_path / "eval", GradingOptions(600))
     assert report.outcome == "resolved", report.message
