@@ -142,7 +142,7 @@ def main() -> None:
                     args.model,
                     tasks,
                     seed,
-                    out / f"{strategy}-{name}-{seed}",
+                    out / f"{strategy}-{tasks.stem if name not in SETS else name}-{seed}",
                     args.env,
                 )
                 for seed in seeds
