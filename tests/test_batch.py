@@ -163,6 +163,23 @@ def run_batch_process(
     )
 
 
+def test_the_half_done_writes_of_a_killed_run_are_removed_when_the_next_opens_it(
+    tmp_path: Path,
+) -> None:
+    """A batch killed between `mkstemp` and `os.replace` leaves `.results.json.XXXX.tmp`: the
+    next batch (holding the directory's lock) removes it, and nothing else."""
+    stale = [tmp_path / ".results.json.9zgk4w8o.tmp", tmp_path / ".preds.json.a1b2c3d4.tmp"]
+    for path in stale:
+        path.write_text('{"half": ')
+    kept = [tmp_path / "notes.tmp", tmp_path / "w" / ".w.traj.x1y2z3.tmp"]
+    kept[1].parent.mkdir()
+    for path in kept:
+        path.write_text("x")
+    BatchOutputs(tmp_path)
+    assert not any(path.exists() for path in stale)
+    assert all(path.exists() for path in kept)  # an instance's own are its episode's to sweep
+
+
 @pytest.mark.slow
 def test_kill_9_at_random_moments_then_resume(tmp_path: Path) -> None:
     task_file = generated_task_file(tmp_path, 12)

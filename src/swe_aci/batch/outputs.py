@@ -8,6 +8,7 @@ was made.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
 from pathlib import Path
@@ -41,7 +42,9 @@ class OutputsError(Exception):
 
 
 class BatchOutputs:
-    """Reads the state a previous run left and records each new result atomically."""
+    """Reads the state a previous run left and records each new result atomically. Made by the
+    batch holding the directory's lock: what a killed run's atomic writes left half done (their
+    temporaries) is stale and removed."""
 
     def __init__(self, directory: Path) -> None:
         self.directory = directory
@@ -51,7 +54,14 @@ class BatchOutputs:
             directory.mkdir(parents=True, exist_ok=True)
         except OSError as error:
             raise OutputsError(f"cannot create output directory {directory}: {error}") from None
+        self._remove_temporaries()
         self._load()
+
+    def _remove_temporaries(self) -> None:
+        for name in (RESULTS_FILE, PREDS_FILE, EXIT_STATUSES_FILE, RUN_RECORD_FILE):
+            for temporary in self.directory.glob(f".{name}.*.tmp"):
+                with contextlib.suppress(OSError):
+                    temporary.unlink(missing_ok=True)
 
     @property
     def results_path(self) -> Path:
