@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 from swe_aci.evaluate.parsers import TestStatus
@@ -94,15 +95,21 @@ def test_a_session_that_leaves_out_the_import_gets_it_from_the_repository() -> N
     assert "from tempconv import f\n" not in issue_tests(bound, {"f": "tempconv"})
 
 
+def outside_ci(environ: Mapping[str, str]) -> dict[str, str]:
+    """pytest does not cut the summary when `CI` or `BUILD_NUMBER` is set."""
+    return {name: value for name, value in environ.items() if name not in ("CI", "BUILD_NUMBER")}
+
+
 def test_a_name_error_is_seen_though_pytest_cuts_the_summary_line(tmp_path: Path) -> None:
-    """pytest cuts `FAILED ...::test - NameError: ...` to the terminal's width: the failure's
-    own `E` lines say it was a NameError, so the test is dropped as broken."""
+    """pytest cuts `FAILED ...::test - NameError: ...` to the terminal's width (except where it
+    believes it runs on CI): the failure's own `E` lines say it was a NameError, so the test is
+    dropped as broken."""
     test = tmp_path / "test_swe_aci_issue_with_a_long_name.py"
     test.write_text("def test_issue_example_1():\n    assert parse('{}', 'a') == {}\n")
     finished = subprocess.run(
         [sys.executable, "-m", "pytest", "-rA", "-p", "no:cacheprovider", test.name],
         cwd=tmp_path, capture_output=True, text=True, timeout=120,
-        env={**os.environ, "COLUMNS": "80"},
+        env={**outside_ci(os.environ), "COLUMNS": "80"},
     )  # fmt: skip
     summary = next(line for line in finished.stdout.splitlines() if line.startswith("FAILED "))
     assert "NameError" not in summary  # cut
