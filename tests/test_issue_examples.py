@@ -60,6 +60,19 @@ def test_tracebacks_and_expected_exceptions() -> None:
     assert issue_tests(message, {}) == ""  # what it expects is not a value the text gives
 
 
+def test_comparisons_in_backticks_are_tests() -> None:
+    issue = (
+        "wcswidth() raises IndexError when n exceeds the string.\n\n"
+        "Expected: an `n` larger than the string measures the whole string, so "
+        "`wcswidth('hello', 10) == 5` (and `wcswidth('\\u30B3\\u30F3', n=999) == 4`). "
+        "The workaround `len(spec) == 1` and `x == 1` are not calls of the library.\n"
+    )
+    code = issue_tests(issue, {"wcswidth": "wcwidth._wcswidth"})
+    assert "from wcwidth._wcswidth import wcswidth\n    assert (wcswidth('hello', 10)) == 5" in code
+    assert "assert (wcswidth('\\u30B3\\u30F3', n=999)) == 4" in code
+    assert "len(spec)" not in code and "x == 1" not in code
+
+
 def test_expected_comments_in_a_script() -> None:
     issue = "```python\nfrom m import tags\nprint(tags())\n# actual: ['a']\n# expected: ['b', 'a']\n```\n"
     assert "assert (tags()) == ['b', 'a']" in issue_tests(issue, {})

@@ -14,7 +14,15 @@ from swe_aci.aci.config import DEFAULT_LINT_SELECT
 from swe_aci.aci.lint import Linter
 from swe_aci.env.config import Workspace
 from swe_aci.episode import load_config, run_episode
-from swe_aci.pipeline.blocks import apply_blocks, block_edit, numbered, parse_blocks, region
+from swe_aci.pipeline.blocks import (
+    apply_blocks,
+    block_edit,
+    docstring_lines,
+    numbered,
+    parse_blocks,
+    prose_lines,
+    region,
+)
 from swe_aci.pipeline.candidates import search_order, targets
 from swe_aci.pipeline.localize import candidate_locations
 from swe_aci.pipeline.regressions import overrides_addopts, related_tests
@@ -235,6 +243,42 @@ def test_blocks_match_exactly_or_ignoring_indentation_and_are_dropped_otherwise(
     assert "width = 12" in texts["slug.py"] and "dropped" in notes[1]
 
 
+TWINS = (
+    "def width(text, n=None):\n"
+    '    """How wide `text` is, in cells."""\n'
+    "    end = len(text) if n is None else n\n"
+    "    return sum(1 for _ in text[:end])\n"
+    "\n\n"
+    "def cells(text, n=None):\n"
+    "    end = len(text) if n is None else n\n"
+    "    return sum(2 for _ in text[:end])\n"
+)
+
+
+def test_old_lines_found_in_two_places_apply_within_the_lines_shown() -> None:
+    """`wcswidth` and `wcstwidth` share lines: the block applies to the function shown."""
+    twice = block("        end = len(text) if n is None else n\n",
+                  "        end = len(text) if n is None else min(n, len(text))\n", "w.py")  # fmt: skip
+    with pytest.raises(Dropped, match="old lines do not match"):
+        block_edit({"w.py": TWINS}, twice, "w.py", LINT)
+    edit = block_edit({"w.py": TWINS}, twice, "w.py", LINT, {"w.py": ((7, 9),)})
+    assert edit.texts["w.py"].count("min(n, len(text))") == 1
+    assert "min(n, len(text))\n    return sum(2" in edit.texts["w.py"]
+    assert edit.notes == (
+        "block 1: applied at lines 8-8 (ignoring indentation, the one of 2 places within the "
+        "lines shown)",
+    )
+
+
+def test_the_region_shown_follows_the_issues_words_in_code_not_in_the_docstring() -> None:
+    docstring = "".join(f"    The n of the string is larger, line {k}.\n" for k in range(30))
+    code = "".join(f"    x{k} = {k}\n" for k in range(30))
+    text = f'def width(text, n):\n    """\n{docstring}    """\n{code}    end = len(text) if n is None else n\n    return end\n'
+    start, end = region(text, 1, 65, "raises when n is larger than the text", 10, prose_lines(text))
+    assert start <= 64 <= end  # `end = n`, not the docstring that says "width" and "n"
+    assert region(text, 1, 65, "raises when n is larger than the text", 10)[0] < 33
+
+
 def test_a_block_naming_the_prompts_placeholder_path_applies_to_the_one_file_shown() -> None:
     placeholder = block("    width = 10\n", "    width = 12\n", "path/to/file.py")
     edit = block_edit({"slug.py": SLUG}, placeholder, "slug.py", LINT)
@@ -306,3 +350,12 @@ def test_an_edit_spanning_two_files_is_one_candidate() -> None:
     edit = block_edit({"slug.py": SLUG, "util.py": other}, reply, "slug.py", LINT)
     assert set(edit.texts) == {"slug.py", "util.py"} and "width = 12" in edit.texts["slug.py"]
     assert "slugify(text).title()" in edit.texts["util.py"]
+
+
+def test_a_docstring_in_the_region_shown_is_folded_to_one_line() -> None:
+    text = 'def f(n):\n    """One.\n\n    Two.\n    """\n    return n\n'
+    assert numbered(text, 1, 6, docstring_lines(text)) == (
+        "  1 | def f(n):\n2-5 |     ...\n  6 |     return n"
+    )
+    short = 'def g():\n    """One line."""\n    return 1\n'
+    assert "One line" in numbered(short, 1, 3, docstring_lines(short))

@@ -1,5 +1,5 @@
 """Where the repair looks: the functions a failing reproduction's traceback passes through come
-first among the targets (read from real pytest output, and followed by a pipeline run with a
+first among the targets, and a long target is shown around its failing line (read from real pytest output, and followed by a pipeline run with a
 scripted model); the documentation's example code is never a target."""
 
 from __future__ import annotations
@@ -9,9 +9,11 @@ import sys
 from pathlib import Path
 
 from conftest import commit_tree
+from swe_aci.pipeline.candidates import Target
 from swe_aci.pipeline.choose import documents_of
+from swe_aci.pipeline.prompts import blocks_variables, shown_regions
 from swe_aci.pipeline.skeleton import locations
-from swe_aci.pipeline.tracebacks import first_targets, traceback_locations
+from swe_aci.pipeline.tracebacks import first_targets, traceback_locations, traced_lines
 from test_pipeline_search import fenced, run
 
 VERSION = (
@@ -122,3 +124,28 @@ def test_the_documentations_examples_are_not_localized() -> None:
         "tests/test_version.py": "def test_parse():\n    pass\n",
     }
     assert [document.path for document in documents_of(tree)] == ["src/semver/version.py"]
+
+
+def test_the_region_shown_holds_the_line_where_the_test_of_the_issue_fails(
+    tmp_path: Path,
+) -> None:
+    """A long target is shown around the line of its frame in the failing test's traceback, and
+    the region's header names that line."""
+    padding = "".join(f"    step_{k} = {k}\n" for k in range(60))
+    module = f"def measure(text, n):\n{padding}    return [text[k] for k in range(n)]\n"
+    tree = {"pkg/__init__.py": "", "pkg/width.py": module}
+    test = "from pkg.width import measure\n\n\ndef test_long_n():\n    measure('ab', 5)\n"
+    commit_tree(tmp_path, {**tree, "tests/test_width.py": test})
+    output = subprocess.run(
+        [sys.executable, "-m", "pytest", "-rA", "-p", "no:cacheprovider", "tests"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120,
+    ).stdout  # fmt: skip
+    failing = traced_lines(output, {**tree, "tests/test_width.py": test})
+    assert failing[0] == ("pkg/width.py", 62)  # the list comprehension's frame
+    target = Target((locations("pkg/width.py", module)[0],))
+    issue = "measure(text, n) raises IndexError when n is larger than text"
+    regions = shown_regions(issue, tree, target, 10, failing)
+    assert regions[0].start <= 62 <= regions[0].end and regions[0].failing == 62
+    regions_text = blocks_variables(issue, tree, regions)["regions"]
+    assert "the test of the issue fails at line 62" in regions_text
+    assert shown_regions(issue, tree, target, 10, [])[0].start < 20  # the words alone: the top

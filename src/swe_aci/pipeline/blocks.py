@@ -7,13 +7,16 @@ the reason."""
 
 from __future__ import annotations
 
+import ast
 import functools
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 from swe_aci.aci.lint import Linter, introduced_errors
 from swe_aci.pipeline import structure
 from swe_aci.pipeline.repair import Dropped, Edit
+from swe_aci.pipeline.skeleton import parse
 
 NUMBERED = re.compile(r"^\s*\d+ ?[|:] ?")
 WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -38,32 +41,85 @@ class Block:
     new: str
 
 
-def numbered(text: str, start: int, end: int) -> str:
-    """Lines start..end (1-based, inclusive) of `text`, each as `<number> | <line>`."""
+def numbered(text: str, start: int, end: int, folded: frozenset[int] = frozenset()) -> str:
+    """Lines start..end (1-based, inclusive) of `text`, each as `<number> | <line>`; a run of
+    three or more lines of `folded` (docstrings) as one `<first>-<last> | ...` line (the
+    docstring's indentation kept)."""
     lines = text.splitlines()
-    width = len(str(end))
-    return "\n".join(
-        f"{number:>{width}} | {lines[number - 1]}"
-        for number in range(max(start, 1), min(end, len(lines)) + 1)
-    )
+    last = min(end, len(lines))
+    shown: list[tuple[str, str]] = []
+    number = max(start, 1)
+    while number <= last:
+        run = number
+        while number in folded and run + 1 <= last and run + 1 in folded:
+            run += 1
+        if run - number >= 2:
+            line = lines[number - 1]
+            shown.append((f"{number}-{run}", line[: len(line) - len(line.lstrip())] + "..."))
+            number = run + 1
+        else:
+            shown.append((str(number), lines[number - 1]))
+            number += 1
+    width = max((len(label) for label, _ in shown), default=0)
+    return "\n".join(f"{label:>{width}} | {line}" for label, line in shown)
 
 
-def region(text: str, start: int, end: int, issue: str, size: int) -> tuple[int, int]:
-    """The window of at most `size` lines within start..end holding most of the issue's words
-    (the whole span when it is short enough)."""
-    if end - start + 1 <= size:
+def region(
+    text: str,
+    start: int,
+    end: int,
+    issue: str,
+    size: int,
+    prose: frozenset[int] = frozenset(),
+    focus: int | None = None,
+) -> tuple[int, int]:
+    """The window of `size` lines of code within start..end (the lines of `prose`, docstrings
+    and comments, are not counted, neither in its size nor in its score) holding most of the
+    issue's words, and the line `focus` (where the reproduction fails) when it is in the span;
+    the whole span when it is short enough. A long function's docstring repeats the issue's
+    words and would be shown instead of its code."""
+    code = [n for n in range(start, end + 1) if n not in prose] or list(range(start, end + 1))
+    if len(code) <= size:
         return start, end
     words = set(WORD.findall(issue))
     lines = text.splitlines()
-    scores = [len(words & set(WORD.findall(lines[n - 1]))) for n in range(start, end + 1)]
-    best, best_score = start, -1
-    window = sum(scores[:size])
-    for offset in range(0, end - start + 2 - size):
-        if offset:
-            window += scores[offset + size - 1] - scores[offset - 1]
+    scores = [len(words & set(WORD.findall(lines[n - 1]))) for n in code]
+    first, last = 0, len(code) - size  # the window's first index into `code`
+    if focus is not None and focus in code:
+        at = code.index(focus)
+        first, last = max(0, at - size + 1), min(last, at)
+    best, best_score = first, -1
+    for offset in range(first, last + 1):
+        window = sum(scores[offset : offset + size])
         if window > best_score:
-            best, best_score = start + offset, window
-    return best, best + size - 1
+            best, best_score = offset, window
+    return code[best], code[best + size - 1]
+
+
+def docstring_lines(text: str) -> frozenset[int]:
+    """The line numbers of the Python docstrings of `text`."""
+    found: set[int] = set()
+    tree = parse(text)
+    for node in ast.walk(tree) if tree is not None else ():
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+            first = node.body[0] if node.body else None
+            if (
+                isinstance(first, ast.Expr)
+                and isinstance(first.value, ast.Constant)
+                and isinstance(first.value.value, str)
+            ):
+                found.update(range(first.lineno, (first.end_lineno or first.lineno) + 1))
+    return frozenset(found)
+
+
+def prose_lines(text: str) -> frozenset[int]:
+    """The line numbers of `text` that hold a comment alone or a Python docstring."""
+    comments = {
+        number
+        for number, line in enumerate(text.splitlines(), start=1)
+        if line.lstrip().startswith(("#", "//", "/*", "* "))
+    }
+    return docstring_lines(text) | comments
 
 
 def parse_blocks(reply: str, default_path: str) -> list[Block]:
@@ -86,9 +142,14 @@ def strip_numbers(text: str) -> str:
     return text
 
 
-def find(text: str, old: str) -> tuple[int, int, str] | None:
+Span = tuple[int, int]  # first and last line (1-based, inclusive)
+
+
+def find(text: str, old: str, shown: tuple[Span, ...] = ()) -> tuple[int, int, str] | None:
     """Where `old`'s lines stand in `text`: (first line index, line count, how) when they stand
-    exactly once; else the same ignoring indentation ('ignoring indentation'); else None."""
+    exactly once, or once within the lines `shown` to the model (a function's lines often
+    repeat in a sibling, e.g. `wcswidth` and `wcstwidth`); else the same ignoring indentation
+    ('ignoring indentation'); else None."""
     lines = text.splitlines(keepends=True)
     wanted = old.splitlines()
     while wanted and not wanted[-1].strip():
@@ -107,8 +168,16 @@ def find(text: str, old: str) -> tuple[int, int, str] | None:
             for index in range(len(lines) - count + 1)
             if all(same(lines[index + k].rstrip("\n"), wanted[k]) for k in range(count))
         ]
+        inside = [
+            index
+            for index in hits
+            if any(first <= index + 1 and index + count <= last for first, last in shown)
+        ]
         if len(hits) == 1:
             return hits[0], count, how
+        if len(inside) == 1:
+            where = f"the one of {len(hits)} places within the lines shown"
+            return inside[0], count, where if how == "exact" else f"{how}, {where}"
     return None
 
 
@@ -132,28 +201,34 @@ def indentation(line: str) -> int:
 
 
 def apply_blocks(
-    texts: dict[str, str], blocks: list[Block], linter: Linter | None
+    texts: dict[str, str],
+    blocks: list[Block],
+    linter: Linter | None,
+    shown: Mapping[str, tuple[Span, ...]] | None = None,
 ) -> tuple[dict[str, str], list[str]]:
     """The files after every block that applies, and a note per block (applied, matched
-    ignoring indentation, dropped and why). Dropped when none applies."""
+    ignoring indentation, dropped and why). Dropped when none applies. `shown`: the lines of
+    each file the model was shown (where a block's old lines stand in several places)."""
     current = dict(texts)
     notes = []
     for number, block in enumerate(blocks, start=1):
         if block.path not in current and len(texts) == 1:
-            # the prompt's placeholder (`path/to/file.py`) copied: one file was shown, it is that
+            # a path line naming no file shown (a small model copies or garbles the example): one
+            # file was shown, it is that
             block = replace(block, path=next(iter(texts)))
             notes.append(f"block {number}: its path line read as {block.path}, the file shown")
         elif block.path not in current:
             notes.append(f"block {number}: dropped: {block.path} is not a file shown")
             continue
         text = current[block.path]
-        found = find(text, block.old)
+        found = find(text, block.old, (shown or {}).get(block.path, ()))
         if found is None:
             notes.append(f"block {number}: dropped: its old lines do not match the file")
             continue
         index, count, how = found
         lines = text.splitlines(keepends=True)
-        new = block.new if how == "exact" else reindented(block.new, block.old, lines[index])
+        exact = not how.startswith("ignoring indentation")
+        new = block.new if exact else reindented(block.new, block.old, lines[index])
         if new and not new.endswith("\n"):
             new += "\n"
         replacement = new.count("\n")
@@ -188,12 +263,19 @@ def apply_blocks(
     return current, notes
 
 
-def block_edit(texts: dict[str, str], reply: str, default_path: str, linter: Linter | None) -> Edit:
-    """The checked edit the reply's blocks make to `texts` (the files shown)."""
+def block_edit(
+    texts: dict[str, str],
+    reply: str,
+    default_path: str,
+    linter: Linter | None,
+    shown: Mapping[str, tuple[Span, ...]] | None = None,
+) -> Edit:
+    """The checked edit the reply's blocks make to `texts` (the files of which `shown` lines
+    were shown)."""
     blocks = parse_blocks(reply, default_path)
     if not blocks:
         raise Dropped("the reply holds no search/replace block")
-    new, notes = apply_blocks(texts, blocks, linter)
+    new, notes = apply_blocks(texts, blocks, linter, shown)
     changed = {path: text for path, text in new.items() if text != texts[path]}
     if all(
         structure.canonical(text, path) == structure.canonical(texts[path], path)

@@ -15,7 +15,7 @@ from swe_aci.configuration import check_templates
 TEMPLATE_VARIABLES: dict[str, frozenset[str]] = {
     "localize": frozenset({"problem_statement", "skeleton", "count"}),
     "repair": frozenset({"problem_statement", "path", "name", "code", "context"}),
-    "blocks": frozenset({"problem_statement", "names", "regions"}),
+    "blocks": frozenset({"problem_statement", "names", "path", "regions"}),
     "reproduce": frozenset({"problem_statement", "module", "name", "signature"}),
 }
 

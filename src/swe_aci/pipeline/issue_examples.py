@@ -1,6 +1,6 @@
 """Reproduction tests from the issue's own examples, without the model: `>>>` sessions (the shown
 output is the wrong one; the expected value comes from the prose after it), "`call` returns X ...
-expected Y" sentences, `# expected:` comments in a code block, and tracebacks (the call must not
+expected Y" sentences, comparisons in backticks (`f(x) == 5`), `# expected:` comments in a code block, and tracebacks (the call must not
 raise, or must raise the exception the issue expects). Each is a pytest function; the pipeline
 keeps those that fail at the base. Also what the issue names (paths, traceback frames), which
 localization puts first."""
@@ -206,13 +206,43 @@ def indent(source: str) -> str:
     return "\n".join("    " + line for line in source.splitlines())
 
 
+def outside_code(issue: str) -> str:
+    """The issue's prose: without its code blocks and `>>>` lines."""
+    return FENCE.sub(
+        "\n\n", "\n".join(line for line in issue.splitlines() if not PROMPT.match(line))
+    )
+
+
+def comparison_tests(issue: str, importable: dict[str, str]) -> list[list[str]]:
+    """Tests from comparisons the prose writes in backticks, `f(x) == 5`: a call of the
+    repository's code on the left, a literal on the right."""
+    bodies = []
+    for span in BACKTICKS.findall(outside_code(issue)):
+        tree = parse(span)
+        if tree is None or len(tree.body) != 1 or not isinstance(tree.body[0], ast.Expr):
+            continue
+        compare = tree.body[0].value
+        if not (
+            isinstance(compare, ast.Compare)
+            and len(compare.ops) == 1
+            and isinstance(compare.ops[0], ast.Eq)
+            and (value := literal(ast.unparse(compare.comparators[0])))
+        ):
+            continue
+        calls = [node for node in ast.walk(compare.left) if isinstance(node, ast.Call)]
+        roots = {
+            node.id for call in calls for node in ast.walk(call.func) if isinstance(node, ast.Name)
+        }
+        if roots & importable.keys():
+            bodies.append([check(ast.get_source_segment(span, compare.left) or "", value)])
+    return bodies
+
+
 def inline_tests(issue: str, importable: dict[str, str]) -> list[list[str]]:
     """Tests from sentences outside sessions: calls the issue writes (`f(x)` returns ...) and the
     literals it expects after them, paired in order. `importable` maps a top-level function or
     class name to its module."""
-    prose = FENCE.sub(
-        "\n\n", "\n".join(line for line in issue.splitlines() if not PROMPT.match(line))
-    )
+    prose = outside_code(issue)
     bodies = []
     for paragraph in re.split(r"\n\s*\n", prose):
         calls = []
@@ -281,6 +311,7 @@ def issue_tests(issue: str, importable: dict[str, str]) -> str:
             for body in session_tests(statements, prose)
         ),
         *inline_tests(issue, importable),
+        *comparison_tests(issue, importable),
         *expected_comment_tests(issue),
     ]
     functions = []

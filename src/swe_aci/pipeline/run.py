@@ -44,13 +44,19 @@ from swe_aci.pipeline.localize import (
     skeleton,
 )
 from swe_aci.pipeline.models import ModelPool
-from swe_aci.pipeline.prompts import blocks_variables, rewrite_variables
+from swe_aci.pipeline.prompts import (
+    Region,
+    blocks_variables,
+    rewrite_variables,
+    shown_regions,
+    shown_spans,
+)
 from swe_aci.pipeline.record import OnStep, StagedEpisode
 from swe_aci.pipeline.repair import Dropped, Edit, code_blocks, make_edit
 from swe_aci.pipeline.reproduction import Reproduction
 from swe_aci.pipeline.sandbox import Sandbox, SandboxNotRestored
 from swe_aci.pipeline.skeleton import Location, module_name
-from swe_aci.pipeline.tracebacks import first_targets, traceback_locations
+from swe_aci.pipeline.tracebacks import first_targets, traceback_locations, traced_lines
 from swe_aci.retrieval.documents import BaseTree
 from swe_aci.trajectory.exits import ESCAPING_ERRORS, EXIT_REASONS, SUBMITTED, exit_for
 from swe_aci.trajectory.files import EpisodeFiles
@@ -359,14 +365,20 @@ class Pipeline(StagedEpisode):
             location = target.first
             return make_edit(tree[location.path], location, reply, self.linter)
         texts = {path: tree[path] for path in target.paths}
-        return block_edit(texts, reply, target.first.path, self.linter)
+        shown = shown_spans(self._regions(tree, target))
+        return block_edit(texts, reply, target.first.path, self.linter, shown)
 
     def _rewrite_prompt(self, tree: dict[str, str], location: Location) -> str:
         return self._render("repair", **rewrite_variables(self.problem, tree, location))
 
     def _blocks_prompt(self, tree: dict[str, str], target: Target) -> str:
+        regions = self._regions(tree, target)
+        return self._render("blocks", **blocks_variables(self.problem, tree, regions))
+
+    def _regions(self, tree: dict[str, str], target: Target) -> list[Region]:
+        output = self._reproduction.base_output if self._reproduction is not None else ""
         size = self.strategy.repair.region_lines
-        return self._render("blocks", **blocks_variables(self.problem, tree, target, size))
+        return shown_regions(self.problem, tree, target, size, traced_lines(output, tree))
 
     def _validate(self, tree: dict[str, str], group: Group) -> None:
         """The candidate's reproduction test run and its regressions of the existing tests,

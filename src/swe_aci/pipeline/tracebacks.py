@@ -18,15 +18,22 @@ FRAME = re.compile(
 )  # pytest's `path:line: ...` of each entry, and Python's own `File "path", line N`
 
 
-def traceback_locations(output: str, tree: dict[str, str]) -> list[Location]:
-    """The functions of `tree`'s source files (not tests) that the frames of `output` stand in,
-    innermost first (the last frame printed), each once."""
-    found: list[Location] = []
+def traced_lines(output: str, tree: dict[str, str]) -> list[tuple[str, int]]:
+    """The (path, line) of `tree`'s source files (not tests) that the frames of `output` stand
+    at, innermost first (the last frame printed)."""
+    found = []
     for match in reversed(list(FRAME.finditer(output))):
         path = repository_path(match.group("pytest") or match.group("file"), tree)
-        if path is None or is_test_path(path):
-            continue
-        line = int(match.group("line") or match.group("number"))
+        if path is not None and not is_test_path(path):
+            found.append((path, int(match.group("line") or match.group("number"))))
+    return found
+
+
+def traceback_locations(output: str, tree: dict[str, str]) -> list[Location]:
+    """The functions of `tree`'s source files (not tests) that the frames of `output` stand in,
+    innermost first, each once."""
+    found: list[Location] = []
+    for path, line in traced_lines(output, tree):
         location = next(
             (each for each in locations(path, tree[path]) if each.start <= line <= each.end), None
         )
