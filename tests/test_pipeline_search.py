@@ -205,6 +205,11 @@ def test_blocks_match_exactly_or_ignoring_indentation_and_are_dropped_otherwise(
         "sorted(parts)"
         in block_edit({"slug.py": SLUG}, numbered_old, "slug.py", LINT).texts["slug.py"]
     )
+    line_prefixed = block("line 9:     width = 10\n", "line 9:     width = 13\n", "slug.py")
+    assert (
+        "width = 13"
+        in block_edit({"slug.py": SLUG}, line_prefixed, "slug.py", LINT).texts["slug.py"]
+    )
     conflict_style = (
         "slug.py\n<<<<<<< HEAD\n 9 |     width = 10\n=======\n 9 |     width = 11\n>>>>>>> fix\n"
     )

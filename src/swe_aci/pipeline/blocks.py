@@ -18,7 +18,7 @@ from swe_aci.pipeline import structure
 from swe_aci.pipeline.repair import Dropped, Edit
 from swe_aci.pipeline.skeleton import parse
 
-NUMBERED = re.compile(r"^\s*\d+ ?[|:] ?")
+NUMBERED = re.compile(r"^\s*(?:line\s+)?\d+ ?[|:] ?", re.IGNORECASE)  # `12 | x`, `line 12: x`
 WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
