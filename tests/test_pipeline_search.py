@@ -17,10 +17,10 @@ from swe_aci.episode import load_config, run_episode
 from swe_aci.pipeline.blocks import (
     apply_blocks,
     block_edit,
+    comment_lines,
     docstring_lines,
     numbered,
     parse_blocks,
-    prose_lines,
     region,
 )
 from swe_aci.pipeline.candidates import search_order, targets
@@ -279,7 +279,14 @@ def test_the_region_shown_follows_the_issues_words_in_code_not_in_the_docstring(
     docstring = "".join(f"    The n of the string is larger, line {k}.\n" for k in range(30))
     code = "".join(f"    x{k} = {k}\n" for k in range(30))
     text = f'def width(text, n):\n    """\n{docstring}    """\n{code}    end = len(text) if n is None else n\n    return end\n'
-    start, end = region(text, 1, 65, "raises when n is larger than the text", 10, prose_lines(text))
+    start, end = region(
+        text,
+        1,
+        65,
+        "raises when n is larger than the text",
+        10,
+        docstring_lines(text) | comment_lines(text),
+    )
     assert start <= 64 <= end  # `end = n`, not the docstring that says "width" and "n"
     assert region(text, 1, 65, "raises when n is larger than the text", 10)[0] < 33
 

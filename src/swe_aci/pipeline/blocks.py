@@ -112,14 +112,13 @@ def docstring_lines(text: str) -> frozenset[int]:
     return frozenset(found)
 
 
-def prose_lines(text: str) -> frozenset[int]:
-    """The line numbers of `text` that hold a comment alone or a Python docstring."""
-    comments = {
+def comment_lines(text: str) -> frozenset[int]:
+    """The line numbers of `text` that hold a comment alone."""
+    return frozenset(
         number
         for number, line in enumerate(text.splitlines(), start=1)
         if line.lstrip().startswith(("#", "//", "/*", "* "))
-    }
-    return docstring_lines(text) | comments
+    )
 
 
 def parse_blocks(reply: str, default_path: str) -> list[Block]:

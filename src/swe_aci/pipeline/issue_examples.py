@@ -1,9 +1,9 @@
 """Reproduction tests from the issue's own examples, without the model: `>>>` sessions (the shown
 output is the wrong one; the expected value comes from the prose after it), "`call` returns X ...
-expected Y" sentences, comparisons in backticks (`f(x) == 5`), `# expected:` comments in a code block, and tracebacks (the call must not
-raise, or must raise the exception the issue expects). Each is a pytest function; the pipeline
-keeps those that fail at the base. Also what the issue names (paths, traceback frames), which
-localization puts first."""
+expected Y" sentences, comparisons in backticks (`f(x) == 5`), `# expected:` comments in a code
+block, and tracebacks (the call must not raise, or must raise the exception the issue expects).
+Each is a pytest function; the pipeline keeps those that fail at the base. Also what the issue
+names (paths, traceback frames), which localization puts first."""
 
 from __future__ import annotations
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from swe_aci.pipeline import structure
-from swe_aci.pipeline.blocks import Span, docstring_lines, numbered, prose_lines, region
+from swe_aci.pipeline.blocks import Span, comment_lines, docstring_lines, numbered, region
 from swe_aci.pipeline.candidates import Target
 from swe_aci.pipeline.skeleton import Location, context_lines
 
@@ -50,7 +50,8 @@ def shown_regions(
     shown = []
     for location in target.locations:
         text = tree[location.path]
-        prose = prose_lines(text) if location.path.endswith(".py") else frozenset()
+        folded = docstring_lines(text) if location.path.endswith(".py") else frozenset()
+        prose = folded | comment_lines(text)
         line = next(
             (
                 number
@@ -61,7 +62,6 @@ def shown_regions(
         )
         start, end = region(text, location.start, location.end, issue, size, prose, line)
         start, end = max(1, start - REGION_MARGIN), min(end + REGION_MARGIN, len(text.splitlines()))
-        folded = docstring_lines(text) if location.path.endswith(".py") else frozenset()
         shown.append(Region(location, start, end, line, folded))
     return shown
 
