@@ -101,14 +101,10 @@ def docstring_lines(text: str) -> frozenset[int]:
     found: set[int] = set()
     tree = parse(text)
     for node in ast.walk(tree) if tree is not None else ():
-        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
-            first = node.body[0] if node.body else None
-            if (
-                isinstance(first, ast.Expr)
-                and isinstance(first.value, ast.Constant)
-                and isinstance(first.value.value, str)
-            ):
-                found.update(range(first.lineno, (first.end_lineno or first.lineno) + 1))
+        documented = ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef
+        if isinstance(node, documented) and ast.get_docstring(node, clean=False) is not None:
+            first = node.body[0]
+            found.update(range(first.lineno, (first.end_lineno or first.lineno) + 1))
     return frozenset(found)
 
 
@@ -144,11 +140,22 @@ def strip_numbers(text: str) -> str:
 Span = tuple[int, int]  # first and last line (1-based, inclusive)
 
 
-def find(text: str, old: str, shown: tuple[Span, ...] = ()) -> tuple[int, int, str] | None:
-    """Where `old`'s lines stand in `text`: (first line index, line count, how) when they stand
-    exactly once, or once within the lines `shown` to the model (a function's lines often
-    repeat in a sibling, e.g. `wcswidth` and `wcstwidth`); else the same ignoring indentation
-    ('ignoring indentation'); else None."""
+@dataclass(frozen=True)
+class Match:
+    """Where a block's old lines stand: the index of the first line, how many, whether they
+    matched with their indentation, and the note saying how they matched ("" when exactly and
+    once)."""
+
+    index: int
+    count: int
+    exact: bool
+    how: str
+
+
+def find(text: str, old: str, shown: tuple[Span, ...] = ()) -> Match | None:
+    """Where `old`'s lines stand in `text`: exactly once, or once within the lines `shown` to
+    the model (a function's lines often repeat in a sibling, e.g. `wcswidth` and `wcstwidth`);
+    else the same ignoring indentation; else None."""
     lines = text.splitlines(keepends=True)
     wanted = old.splitlines()
     while wanted and not wanted[-1].strip():
@@ -158,9 +165,9 @@ def find(text: str, old: str, shown: tuple[Span, ...] = ()) -> tuple[int, int, s
     if not wanted:
         return None
     count = len(wanted)
-    for how, same in (
-        ("exact", lambda a, b: a.rstrip() == b.rstrip()),
-        ("ignoring indentation", lambda a, b: a.strip() == b.strip()),
+    for exact, same in (
+        (True, lambda a, b: a.rstrip() == b.rstrip()),
+        (False, lambda a, b: a.strip() == b.strip()),
     ):
         hits = [
             index
@@ -172,11 +179,12 @@ def find(text: str, old: str, shown: tuple[Span, ...] = ()) -> tuple[int, int, s
             for index in hits
             if any(first <= index + 1 and index + count <= last for first, last in shown)
         ]
+        notes = [] if exact else ["ignoring indentation"]
         if len(hits) == 1:
-            return hits[0], count, how
+            return Match(hits[0], count, exact, ", ".join(notes))
         if len(inside) == 1:
-            where = f"the one of {len(hits)} places within the lines shown"
-            return inside[0], count, where if how == "exact" else f"{how}, {where}"
+            notes.append(f"the one of {len(hits)} places within the lines shown")
+            return Match(inside[0], count, exact, ", ".join(notes))
     return None
 
 
@@ -224,10 +232,9 @@ def apply_blocks(
         if found is None:
             notes.append(f"block {number}: dropped: its old lines do not match the file")
             continue
-        index, count, how = found
+        index, count = found.index, found.count
         lines = text.splitlines(keepends=True)
-        exact = not how.startswith("ignoring indentation")
-        new = block.new if exact else reindented(block.new, block.old, lines[index])
+        new = block.new if found.exact else reindented(block.new, block.old, lines[index])
         if new and not new.endswith("\n"):
             new += "\n"
         replacement = new.count("\n")
@@ -254,7 +261,7 @@ def apply_blocks(
         current[block.path] = candidate
         where = f"lines {index + 1}-{index + count}"
         notes.append(
-            f"block {number}: applied at {where}" + ("" if how == "exact" else f" ({how})")
+            f"block {number}: applied at {where}" + (f" ({found.how})" if found.how else "")
         )
     if current == texts:
         reasons = "; ".join(notes) if notes else "the reply holds no search/replace block"

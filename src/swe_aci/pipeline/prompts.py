@@ -33,8 +33,8 @@ class Region:
     location: Location
     start: int
     end: int
-    failing: int | None = None
-    folded: frozenset[int] = frozenset()  # docstring lines, shown as one line
+    failing: int | None
+    folded: frozenset[int]  # docstring lines, shown as one line
 
 
 def shown_regions(
