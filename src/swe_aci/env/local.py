@@ -62,7 +62,9 @@ class LocalEnvironment(SessionEnvironment):
             self._home, self._tmp = writable / "home", writable / "tmp"
             for private in (self._home, self._tmp):
                 private.mkdir()
-            self._base_commit = prepare_working_copy(source, self._host_repo, commit, self._store)
+            self._base_commit = prepare_working_copy(
+                source, self._host_repo, commit, self._store, self._enter()
+            )
             self._prepare_sandbox()
             self._open_session(self._start_shell, self.repo_path)
         except BaseException:
@@ -115,7 +117,7 @@ class LocalEnvironment(SessionEnvironment):
         index.unlink(missing_ok=True)
         try:
             return take_submission(
-                host_git_runner(self._store, self._host_repo, index),
+                host_git_runner(self._store, self._host_repo, index, self._enter()),
                 self._base_commit,
                 max_file_bytes=self.config.max_diff_file_bytes,
                 timeout=self.config.diff_timeout,
@@ -136,6 +138,10 @@ class LocalEnvironment(SessionEnvironment):
 
     def _release_root(self) -> None:
         """Undo what `_writable_root` set up, before the root is removed."""
+
+    def _enter(self) -> list[str]:
+        """The command prefix git runs under to reach the writable root (none here)."""
+        return []
 
     # -- internals -------------------------------------------------------------------------
 

@@ -12,6 +12,7 @@ import re
 import shutil
 import signal
 import subprocess
+from collections.abc import Sequence
 from pathlib import Path
 
 from swe_aci.env.base import SandboxError
@@ -34,11 +35,15 @@ def repo_name(source: str) -> str:
     return name if name not in {"", ".", ".."} else "repo"
 
 
-def git(args: list[str], cwd: Path | str | None = None, check: bool = True) -> str:
-    """Run git and return stdout; a failure becomes a SandboxError with git's own message."""
+def git(
+    args: list[str], cwd: Path | str | None = None, check: bool = True, enter: Sequence[str] = ()
+) -> str:
+    """Run git and return stdout; a failure becomes a SandboxError with git's own message.
+    `enter` is a command prefix git runs under (in other namespaces: `cwd` is given by `-C`)."""
+    where = ["-C", str(cwd)] if enter and cwd is not None else []
     result = subprocess.run(
-        ["git", *GIT_IDENTITY, *args],
-        cwd=cwd,
+        [*enter, "git", *GIT_IDENTITY, *where, *args],
+        cwd=None if enter else cwd,
         capture_output=True,
         text=True,
         errors="replace",
@@ -59,13 +64,18 @@ def is_git_repository(path: Path) -> bool:
 
 
 def prepare_working_copy(
-    source: str, dest: Path, commit: str | None = None, store: Path | None = None
+    source: str,
+    dest: Path,
+    commit: str | None = None,
+    store: Path | None = None,
+    enter: Sequence[str] = (),
 ) -> str:
     """Clone `source` (a local git repository or a URL) into `dest` at `commit`; return its sha.
 
     With `store`, the source is first cloned bare there (the host's private copy, which the agent
     cannot write in a sandbox and whose configuration is ours) and `dest` is cloned from it.
-    The copy is reset and cleaned, so it holds exactly the commit's tree.
+    The copy is reset and cleaned, so it holds exactly the commit's tree. The git commands that
+    write `dest` run under `enter` (see `git`).
     """
     if not is_remote(source):
         path = Path(source).expanduser()
@@ -77,24 +87,28 @@ def prepare_working_copy(
             raise SandboxError(f"not a git repository (or not its top-level directory): {source}")
         source = str(path.resolve())
     if store is None:
-        git(["clone", "--quiet", "--no-hardlinks", "--no-checkout", source, str(dest)])
+        git(["clone", "--quiet", "--no-hardlinks", "--no-checkout", source, str(dest)], enter=enter)
     else:
         git(["clone", "--quiet", "--no-hardlinks", "--bare", source, str(store)])
-        git(["clone", "--quiet", "--no-hardlinks", "--no-checkout", str(store), str(dest)])
-        git(["remote", "set-url", "origin", source], cwd=dest)
+        clone = ["clone", "--quiet", "--no-hardlinks", "--no-checkout", str(store), str(dest)]
+        git(clone, enter=enter)
+        git(["remote", "set-url", "origin", source], cwd=dest, enter=enter)
     if not is_remote(source):
         copy_exclude_rules(Path(source), [dest / ".git"] + ([store] if store else []))
     write_submission_attributes(store or dest / ".git")
     target = commit or "HEAD"
     resolved = git(
-        ["rev-parse", "--verify", "--quiet", f"{target}^{{commit}}"], cwd=dest, check=False
+        ["rev-parse", "--verify", "--quiet", f"{target}^{{commit}}"],
+        cwd=dest,
+        check=False,
+        enter=enter,
     )
     if not resolved.strip():
         raise SandboxError(f"unknown commit {target!r} in {source}")
     sha = resolved.strip()
-    git(["checkout", "--quiet", "--detach", sha], cwd=dest)
-    git(["reset", "--quiet", "--hard", sha], cwd=dest)
-    git(["clean", "-fdxq"], cwd=dest)
+    git(["checkout", "--quiet", "--detach", sha], cwd=dest, enter=enter)
+    git(["reset", "--quiet", "--hard", sha], cwd=dest, enter=enter)
+    git(["clean", "-fdxq"], cwd=dest, enter=enter)
     return sha
 
 
@@ -130,11 +144,14 @@ def init_copy(source: Path, dest: Path) -> str:
     return git(["rev-parse", "HEAD"], cwd=dest).strip()
 
 
-def host_git_runner(git_dir: Path, work_tree: Path, index: Path) -> GitRunner:
+def host_git_runner(
+    git_dir: Path, work_tree: Path, index: Path, enter: Sequence[str] = ()
+) -> GitRunner:
     """A GitRunner for a working tree the agent writes, on the host: the git directory is our
     private store, and no system, global or XDG configuration is read, so nothing the agent wrote
     can name a program for git to run. The tree's .gitattributes still apply, but the filters
-    and drivers they name exist in no configuration. git never follows the tree's symlinks."""
+    and drivers they name exist in no configuration. git never follows the tree's symlinks.
+    `enter`: a command prefix git runs under (see `git`)."""
     env = {
         "PATH": os.defpath + ":/usr/local/bin",
         "HOME": str(git_dir),
@@ -151,7 +168,12 @@ def host_git_runner(git_dir: Path, work_tree: Path, index: Path) -> GitRunner:
     }
 
     def run(args: list[str], stdin: bytes | None, timeout: float) -> tuple[int, bytes, bytes]:
-        return run_bounded(["git", *GIT_HARDENING, *args], stdin, timeout, cwd=work_tree, env=env)
+        if not enter:
+            return run_bounded(
+                ["git", *GIT_HARDENING, *args], stdin, timeout, cwd=work_tree, env=env
+            )
+        argv = [*enter, "git", *GIT_HARDENING, "-C", str(work_tree), *args]
+        return run_bounded(argv, stdin, timeout, cwd=Path("/"), env=env)
 
     return run
 

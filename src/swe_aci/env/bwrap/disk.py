@@ -1,18 +1,23 @@
 """The total disk bound of a bwrap sandbox (`env.disk`): its writable directories on one tmpfs.
 
-Started as root, swe-aci mounts a tmpfs of `env.disk` bytes on the host at `<root>/disk` and puts
-there everything the sandbox may write: the repository's working copy, /tmp and HOME. The host
-still sees these directories where they are (its file I/O and the diff read the copy in place,
-as for an unbounded sandbox), bwrap binds them as before, and a write past the bound fails in the
-sandbox with ENOSPC ("No space left on device") while the host's own disks are untouched. A
-tmpfs lives in memory: what the sandbox writes there is charged to its cgroup's memory (where it
-has one), the working copy to swe-aci's. At close (and when the sweep removes a dead owner's
-directory) the tmpfs is detached (`umount2(MNT_DETACH)`, no process started, no lock taken).
+Everything the sandbox may write (the repository's working copy, /tmp and HOME) is put on a tmpfs
+of `env.disk` bytes, so a write past the bound fails in the sandbox with ENOSPC ("No space left
+on device") while the host's own disks are untouched. A tmpfs lives in memory: what the sandbox
+writes there is charged to its cgroup's memory (where it has one), the working copy to swe-aci's.
 
-An ordinary user may mount nothing the host sees (a tmpfs inside the sandbox's own mount
-namespace would be invisible to the host-side file I/O and the diff, and would not outlive a
-restart of the shell), so without root there is no total bound, only `env.file_size` per file;
-the limits line logged once says which holds.
+Started as root, swe-aci mounts the tmpfs on the host at `<root>/disk` (`mount_disk`): the host
+sees these directories where they are, bwrap binds them as before. At close (and when the sweep
+removes a dead owner's directory) it is detached (`umount2(MNT_DETACH)`).
+
+An ordinary user may mount nothing the host sees, so a `Holder` process (env/bwrap/holder.py)
+mounts the tmpfs at `<root>/disk` in a user and mount namespace of its own and keeps them alive
+across restarts of the shell. The host reaches it by the magic link `/proc/<holder>/root`: the
+writable root is `/proc/<holder>/root<root>/disk`, a path that means the tmpfs both on the host
+(our Python file I/O) and inside the holder's namespaces, where git and bwrap are run
+(`Holder.enter`: git canonicalises its paths, and bwrap may bind only mounts of its own
+namespace, from the plain path `Holder.inside`). The holder carries the environment's marker
+variable and dies with its owner (PDEATHSIG), so close and the sweep of a dead owner's directory
+kill it like the sandbox's other processes.
 """
 
 from __future__ import annotations
@@ -20,7 +25,13 @@ from __future__ import annotations
 import ctypes
 import functools
 import os
+import shutil
+import signal
+import subprocess
+import sys
 from pathlib import Path
+
+from swe_aci.env.bwrap import holder
 
 DISK_DIR = "disk"
 MS_NOSUID = 2
@@ -35,8 +46,8 @@ def _libc() -> ctypes.CDLL:
 
 def disk_problem() -> str | None:
     """Why the disk of a sandbox cannot be bounded here, or None."""
-    if os.geteuid() != 0:
-        return "an ordinary user cannot mount a size-bounded file system the host can read"
+    if os.geteuid() != 0 and shutil.which("nsenter") is None:
+        return "nsenter is not on PATH (an ordinary user's bounded disk is entered with it)"
     return None
 
 
@@ -55,3 +66,39 @@ def unmount_disk(root: Path | str) -> None:
     path = os.path.join(root, DISK_DIR)
     if os.path.ismount(path):
         _libc().umount2(os.fsencode(path), MNT_DETACH)
+
+
+class Holder:
+    """The process holding an ordinary user's tmpfs of `size` bytes at `path` (see above)."""
+
+    def __init__(self, path: Path, size: int, env: dict[str, str]) -> None:
+        path.mkdir(mode=0o755)
+        self._path = str(path)
+        argv = [sys.executable, "-S", holder.__file__, self._path, str(size), str(os.getpid())]
+        self._process = subprocess.Popen(
+            argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd="/", text=True
+        )
+        assert self._process.stdout is not None and self._process.stderr is not None
+        if self._process.stdout.readline().strip() != "ready":
+            message = self._process.stderr.read().strip() or "it exited"
+            self.stop()
+            raise OSError(f"the disk's holder failed: {message}")
+
+    @property
+    def root(self) -> Path:
+        """The tmpfs, seen from the host and from inside the holder's namespaces alike."""
+        return Path(f"/proc/{self._process.pid}/root{self._path}")
+
+    def inside(self, path: str) -> str:
+        """A path under `root` as a plain path of the holder's mount namespace."""
+        prefix = f"/proc/{self._process.pid}/root"
+        return path[len(prefix) :] if path.startswith(f"{prefix}/") else path
+
+    def enter(self) -> list[str]:
+        """The command prefix that runs a program in the holder's namespaces (from /)."""
+        return ["nsenter", "--preserve-credentials", "-U", "-m", "-t", str(self._process.pid), "--"]
+
+    def stop(self) -> None:
+        """Kill the holder: its namespaces and the tmpfs go with it."""
+        self._process.send_signal(signal.SIGKILL)
+        self._process.communicate()

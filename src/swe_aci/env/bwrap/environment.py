@@ -53,7 +53,7 @@ from pathlib import Path
 from swe_aci.env.base import NotARegularFileError, SandboxError
 from swe_aci.env.bwrap.cgroupfs import Cgroup
 from swe_aci.env.bwrap.cgroups import cgroup_name, find_hierarchy
-from swe_aci.env.bwrap.disk import DISK_DIR, disk_problem, mount_disk, unmount_disk
+from swe_aci.env.bwrap.disk import DISK_DIR, Holder, disk_problem, mount_disk, unmount_disk
 from swe_aci.env.bwrap.launcher import (
     SYSTEM_TOP_LEVEL,
     Mount,
@@ -63,6 +63,7 @@ from swe_aci.env.bwrap.launcher import (
     sandbox_identity,
 )
 from swe_aci.env.bwrap.limits import ResourceLimits, limits_in_force
+from swe_aci.env.cleanup import MARKER_VARIABLE
 from swe_aci.env.config import parse_bytes
 from swe_aci.env.files import (
     READ_FLAGS,
@@ -159,13 +160,16 @@ def sandbox_argv(
     chdir: str,
     stage: Path | None = None,
     join: Sequence[str] = (),
+    holder: Holder | None = None,
 ) -> list[str]:
     """The command starting bwrap (without the command it runs) for a mount table; `stage` is
     where the host paths are staged when we are root, `join` the `cgroup.procs` files of the
-    sandbox's cgroup (see env/bwrap/launcher.py)."""
+    sandbox's cgroup (see env/bwrap/launcher.py), `holder` the holder of an ordinary user's
+    bounded disk, in whose namespaces bwrap starts (env/bwrap/disk.py)."""
     prefix, sources = launcher(mounts, stage, join)
     argv = [
         *prefix,
+        *(holder.enter() if holder is not None else []),
         "bwrap",
         "--die-with-parent",
         "--unshare-user",
@@ -184,7 +188,8 @@ def sandbox_argv(
         elif as_symlink(mount):
             argv += ["--symlink", os.readlink(mount.host), mount.sandbox]
         elif mount.kind == "rw":
-            argv += ["--bind", sources.get(index, mount.host), mount.sandbox]
+            source = holder.inside(mount.host) if holder is not None else mount.host
+            argv += ["--bind", sources.get(index, source), mount.sandbox]
         else:
             argv += ["--ro-bind", sources.get(index, mount.host), mount.sandbox]
     argv += ["--remount-ro", "/", "--chdir", chdir]
@@ -240,23 +245,36 @@ class BwrapEnvironment(LocalEnvironment):
     """A LocalEnvironment whose shell runs in a bubblewrap sandbox with the repo at /<name>."""
 
     _cgroup: Cgroup | None = None
+    _holder: Holder | None = None
 
     def _writable_root(self) -> Path:
-        """As root with `env.disk`, a tmpfs of that size (env/bwrap/disk.py); else the root."""
+        """With `env.disk`, a tmpfs of that size (env/bwrap/disk.py): mounted on the host as
+        root, held by a holder process otherwise; without it, the root."""
         if self.config.disk is None or disk_problem() is not None:
             return self._root
         disk = self._root / DISK_DIR
+        size = parse_bytes(self.config.disk)
         try:
-            mount_disk(disk, parse_bytes(self.config.disk))
+            if os.geteuid() == 0:
+                mount_disk(disk, size)
+                return disk
+            env = {"PATH": os.environ.get("PATH", os.defpath), MARKER_VARIABLE: self._token}
+            self._holder = Holder(disk, size, env)
         except OSError as exc:
             raise SandboxError(
                 f"cannot bound the sandbox's disk ({exc}); set env.disk: null to run without "
                 "a total bound"
             ) from None
-        return disk
+        return self._holder.root
 
     def _release_root(self) -> None:
+        if self._holder is not None:
+            self._holder.stop()
+            self._holder = None
         unmount_disk(self._root)
+
+    def _enter(self) -> list[str]:
+        return self._holder.enter() if self._holder is not None else []
 
     def _prepare_sandbox(self) -> None:
         name = self._host_repo.name
@@ -300,6 +318,7 @@ class BwrapEnvironment(LocalEnvironment):
             chdir=self._repo_in_sandbox,
             stage=stage,
             join=join,
+            holder=self._holder,
         )
         return BwrapTransport([*argv, *shell], cwd="/", env=self._shell_env())
 
