@@ -11,6 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from pydantic import ValidationError
 
 from conftest import commit_tree
 from env_helpers import DOCKER_IMAGE, skip_unavailable
@@ -131,3 +132,19 @@ def test_docker_bounds_the_container_where_its_storage_driver_can(
         assert env.run("echo still").output == "still\n"
     finally:
         env.close()
+
+
+@pytest.mark.parametrize("field", ["disk", "memory", "file_size"])
+def test_a_size_of_zero_is_refused_since_it_would_bound_nothing(field: str) -> None:
+    """A tmpfs of size 0 is unbounded (and an rlimit of 0 stops every process): refused."""
+    with pytest.raises(ValidationError, match="a size of 0 bounds nothing"):
+        EnvConfig.model_validate({field: "0g"})
+    assert getattr(EnvConfig.model_validate({field: "1m"}), field) == "1m"
+
+
+def test_a_holder_that_cannot_mount_fails_in_one_line(tmp_path: Path) -> None:
+    """What the kernel says about the tmpfs reaches the user in one line, and nothing is left."""
+    skip_unavailable("bwrap")
+    with pytest.raises(OSError, match=r"^the disk's holder failed: mount: Invalid argument$"):
+        Holder(tmp_path / DISK_DIR, -1, {})
+    assert not holders()

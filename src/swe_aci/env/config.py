@@ -79,8 +79,9 @@ class EnvConfig(BaseModel):
     cpu_seconds: int | None = Field(3600, gt=0, description="CPU seconds of each process")
     disk: str | None = Field(
         "2g",
-        description="what one sandbox may write in total: bwrap run as root, its writable "
-        "directories on a tmpfs of this size; docker, the container's writable layer where the "
+        description="what one sandbox may write in total: bwrap, its writable directories on "
+        "a tmpfs of this size (mounted on the host as root, held by a process of its own "
+        "otherwise); docker, the container's writable layer where the "
         "storage driver can bound it (docs/security.md); below `memory`, so that a full disk is "
         "ENOSPC, not the OOM killer",
     )
@@ -88,8 +89,9 @@ class EnvConfig(BaseModel):
     @field_validator("memory", "file_size", "disk")
     @classmethod
     def _a_size(cls, value: str | None) -> str | None:
-        if value is not None:
-            parse_bytes(value)
+        if value is not None and parse_bytes(value) == 0:
+            # A tmpfs of size 0 has no bound at all, an rlimit of 0 stops every process.
+            raise ValueError(f"a size of 0 bounds nothing: {value!r} (use null for no bound)")
         return value
 
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 import ctypes
 import functools
 import os
+import select
 import shutil
 import signal
 import subprocess
@@ -34,6 +35,7 @@ from pathlib import Path
 from swe_aci.env.bwrap import holder
 
 DISK_DIR = "disk"
+HOLDER_START_TIMEOUT = 30
 MS_NOSUID = 2
 MS_NODEV = 4
 MNT_DETACH = 2
@@ -79,9 +81,12 @@ class Holder:
             argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd="/", text=True
         )
         assert self._process.stdout is not None and self._process.stderr is not None
-        if self._process.stdout.readline().strip() != "ready":
-            message = self._process.stderr.read().strip() or "it exited"
+        ready, _, _ = select.select([self._process.stdout], [], [], HOLDER_START_TIMEOUT)
+        if not ready:
             self.stop()
+            raise OSError(f"the disk's holder did not start within {HOLDER_START_TIMEOUT} s")
+        if self._process.stdout.readline().strip() != "ready":
+            message = self.stop()[-4096:].strip() or "it exited"
             raise OSError(f"the disk's holder failed: {message}")
 
     @property
@@ -98,7 +103,7 @@ class Holder:
         """The command prefix that runs a program in the holder's namespaces (from /)."""
         return ["nsenter", "--preserve-credentials", "-U", "-m", "-t", str(self._process.pid), "--"]
 
-    def stop(self) -> None:
-        """Kill the holder: its namespaces and the tmpfs go with it."""
+    def stop(self) -> str:
+        """Kill the holder (its namespaces and the tmpfs go with it); what it wrote on stderr."""
         self._process.send_signal(signal.SIGKILL)
-        self._process.communicate()
+        return self._process.communicate()[1]
