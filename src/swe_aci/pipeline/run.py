@@ -57,6 +57,7 @@ from swe_aci.pipeline.reproduction import Reproduction
 from swe_aci.pipeline.sandbox import Sandbox, SandboxNotRestored
 from swe_aci.pipeline.skeleton import Location, module_name
 from swe_aci.pipeline.tracebacks import first_targets, traceback_locations, traced_lines
+from swe_aci.pipeline.validation import Validation
 from swe_aci.retrieval.documents import BaseTree
 from swe_aci.trajectory.exits import ESCAPING_ERRORS, EXIT_REASONS, SUBMITTED, exit_for
 from swe_aci.trajectory.files import EpisodeFiles
@@ -88,10 +89,10 @@ class Pipeline(StagedEpisode):
         self.linter = linter
         self._groups: list[Group] = []
         self._reproduction: Reproduction | None = None
-        self._baselines: dict[tuple[str, ...], set[str] | None] = {}
-        self._suite_passes_at_base: bool | None = None
+        self.validation = Validation(
+            self.sandbox, strategy.validation, self.record, self._check_time
+        )
         self._samples = 0
-        self._validated: list[Group] = []
         self.language = structure.PYTHON
 
     # -- the episode -------------------------------------------------------------------------
@@ -290,7 +291,7 @@ class Pipeline(StagedEpisode):
                     self._check_time()
                 group = self._sample(tree, target, number, total, temperature, why)
                 if group is not None and self._reproduction is not None:
-                    self._validate(tree, group)
+                    self.validation.validate(tree, group, self._reproduction, self.language)
                     if group.solved:
                         return
             if self._reproduction is None and self._groups:
@@ -298,7 +299,7 @@ class Pipeline(StagedEpisode):
         if self._reproduction is None:
             for group in self._groups:
                 self._check_time()
-                self._validate(tree, group)
+                self.validation.validate(tree, group, self._reproduction, self.language)
 
     def _schedule(self, index: int, target: Target) -> list[tuple[Target, int, int, float, str]]:
         """The samples of the `index`-th target: (target, number, of how many, temperature,
@@ -379,88 +380,6 @@ class Pipeline(StagedEpisode):
         output = self._reproduction.base_output if self._reproduction is not None else ""
         size = self.strategy.repair.region_lines
         return shown_regions(self.problem, tree, target, size, traced_lines(output, tree))
-
-    def _validate(self, tree: dict[str, str], group: Group) -> None:
-        """The candidate's reproduction test run and its regressions of the existing tests,
-        each from a clean tree with only this edit (pytest's: Python repositories only)."""
-        if self.language == structure.PYTHON:
-            self._test(tree, group)
-        elif self.strategy.validation.suite_command:
-            self._run_suite(group, self.strategy.validation.suite_command)
-        elif not self._validated:
-            self._skipped(
-                "tests at the base",
-                f"the existing tests run with pytest only{self._not_python}: no regression signal",
-            )
-        self.record.step(
-            f"validate {len(self._validated) + 1}",
-            "candidate tested",
-            group.describe(),
-            {"score": list(group.key()), "label": group.label, "source": group.edit.source},
-        )
-        self._validated.append(group)
-
-    def _test(self, tree: dict[str, str], group: Group) -> None:
-        repro = self._reproduction
-        if repro is not None:
-            self._check_time()
-            run = self.sandbox.run_isolated(
-                group.edit.texts, {repro.file: repro.text}, [repro.file]
-            )
-            group.reproduced, group.reproduction_passes = reproduction.outcome(run, repro)
-        files = regressions.related_tests(
-            tree,
-            list(group.edit.texts),
-            [name.rpartition("::")[2].rpartition(".")[2] for name in group.label.split(" + ")],
-            self.strategy.validation.max_test_files,
-        )
-        base = self._baseline(files)
-        if base:
-            self._check_time()
-            run = self.sandbox.run_isolated(group.edit.texts, {}, files)
-            group.regressions = len(base - run.passed)
-
-    def _run_suite(self, group: Group, command: str) -> None:
-        """The repository's own test command on the candidate: a regression when it fails
-        there and passed at the base (run once; failing there, no regression signal)."""
-        if self._suite_passes_at_base is None:
-            self._check_time()
-            base = self.sandbox.run_suite({}, command)
-            self._suite_passes_at_base = base.passed
-            signal = "passes" if base.passed else "fails: no regression signal"
-            self.record.step(
-                "tests at the base",
-                "the repository's test command",
-                f"`{command}` {signal}\n{base.tail()}",
-                {"command": command, "passed": base.passed},
-            )
-        if self._suite_passes_at_base:
-            self._check_time()
-            group.regressions = 0 if self.sandbox.run_suite(group.edit.texts, command).passed else 1
-
-    def _baseline(self, files: list[str]) -> set[str] | None:
-        """The tests of `files` passing at the base (None: no test ran, no regression signal);
-        run once per set of files."""
-        key = tuple(files)
-        if key not in self._baselines:
-            passed: set[str] | None = None
-            if files:
-                self._check_time()
-                base = self.sandbox.run_isolated({}, {}, files)
-                passed = None if base.timed_out or not base.passed else base.passed
-                signal = (
-                    f"{len(base.passed)} pass of {len(base.statuses)}"
-                    if passed
-                    else f"no regression signal ({len(base.statuses)} tests ran, none passed)"
-                )
-                self.record.step(
-                    "tests at the base",
-                    "existing tests",
-                    f"{signal} ({', '.join(files)})",
-                    {"files": files},
-                )
-            self._baselines[key] = passed
-        return self._baselines[key]
 
     def _choose(self, groups: list[Group], limit: str) -> tuple[str, str]:
         chosen = best(groups)
