@@ -7,6 +7,9 @@ Each case runs in its own process (so its peak RSS is its own) against a small r
 - big-diff: the agent writes a 100 MB text file, then the submission is taken
             -> seconds, patch bytes, excluded files, peak RSS
 - setup:    creating and closing the environment         -> seconds
+- setup-unbounded: the same with `env.disk: null`, the baseline of what the disk bound costs
+            (a host tmpfs as root; as an ordinary user, the holder process and git and bwrap
+            entering its namespaces: run the script as that user, e.g. `runuser -u nobody --`)
 - test-log: the evaluation harness reading back a test log the tests replaced (as
             tests/test_evaluate_harness.py's hostile logs do): a FIFO, a link to /dev/zero, a
             30 MB file (its last 20 MB kept)       -> seconds and bytes read of each, and ratios:
@@ -36,7 +39,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from swe_aci.env.base import Environment
 
-CASES = ["fifo", "zero", "big-diff", "setup", "test-log"]
+CASES = ["fifo", "zero", "big-diff", "setup", "setup-unbounded", "test-log"]
+SETUPS = ("setup", "setup-unbounded")
 
 
 def make_repo(root: Path) -> Path:
@@ -60,11 +64,13 @@ def run_case(backend: str, case: str) -> dict[str, object]:
             from swe_aci.evaluate.harness import EVALUATION_OUTPUT_CAP
 
             config = config.model_copy(update={"output_cap": EVALUATION_OUTPUT_CAP})
+        if case == "setup-unbounded":
+            config = config.model_copy(update={"disk": None})
         started = time.monotonic()
         env = make_environment(Workspace(config, str(repo)))
         result: dict[str, object] = {"backend": backend, "case": case}
         try:
-            if case == "setup":
+            if case in SETUPS:
                 pass
             elif case == "fifo":
                 env.run("mkfifo p")
@@ -92,7 +98,7 @@ def run_case(backend: str, case: str) -> dict[str, object]:
         finally:
             result["seconds"] = round(time.monotonic() - started, 3)
             env.close()
-        if case == "setup":
+        if case in SETUPS:
             result["seconds"] = round(time.monotonic() - started, 3)
         result["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
         return result
