@@ -5,7 +5,8 @@ For each row of a task file whose base is a PyPI sdist (`environment.source.pypi
 its source files ranked by `pipeline.localize.candidate_locations` as the pipeline does, and the
 targets the row's gold patch changes (the innermost target holding each changed line of the
 base) are looked up in that list: the rank of the first one (1 is best, `-` when it is not among
-the candidates), and whether it is within the `locations` the search tries by itself (3).
+the candidates), whether it is within the `locations` the search tries by itself (3), and which
+candidate the issue picks without the model (`pipeline.localize.issue_choice`), if any.
 
     python bench/localization.py [datasets/real_bugs.jsonl] [--functions 12]
 
@@ -28,7 +29,7 @@ import tempfile
 from pathlib import Path
 
 from swe_aci.pipeline.choose import documents_of
-from swe_aci.pipeline.localize import candidate_locations
+from swe_aci.pipeline.localize import candidate_locations, issue_choice
 from swe_aci.pipeline.skeleton import Location
 from swe_aci.pipeline.structure import targets
 
@@ -109,6 +110,7 @@ def main() -> None:
     parser.add_argument("--functions", type=int, default=12)
     args = parser.parse_args()
     ranks: list[int | None] = []
+    picks: list[bool] = []  # per row where the issue picks a candidate: whether it is gold
     for line in Path(args.tasks).read_text().splitlines():
         row = json.loads(line)
         environment = row["environment"]
@@ -127,11 +129,18 @@ def main() -> None:
         rank = next((labels.index(label) + 1 for label in gold if label in labels), None)
         ranks.append(rank)
         shown = rank if rank is not None else "-"
-        print(f"{row['instance_id']}: rank {shown} of {len(labels)} (gold: {', '.join(gold)})")
+        picked = issue_choice(row["problem_statement"], candidates)
+        if picked is not None:
+            picks.append(picked[0].label in gold)
+        pick = f"; the issue picks {picked[0].label} ({picked[1]})" if picked else ""
+        print(
+            f"{row['instance_id']}: rank {shown} of {len(labels)}{pick} (gold: {', '.join(gold)})"
+        )
     found = [rank for rank in ranks if rank is not None]
     print(
         f"rows {len(ranks)}: among the candidates {len(found)}, first {found.count(1)}, "
-        f"within the {TRIED} tried {sum(rank <= TRIED for rank in found)}"
+        f"within the {TRIED} tried {sum(rank <= TRIED for rank in found)}; the issue picks one "
+        f"in {len(picks)}, the gold in {sum(picks)}"
     )
 
 

@@ -19,6 +19,7 @@ from swe_aci.episode import EpisodeConfig, load_config, run_episode
 from swe_aci.evaluate.parsers import TestStatus
 from swe_aci.pipeline.localize import candidate_locations, choice_grammar, chosen_index
 from swe_aci.pipeline.repair import Dropped, make_edit
+from swe_aci.pipeline.reproduction import model_test_problem
 from swe_aci.pipeline.sandbox import TestRun, fails_as_reproduction
 from swe_aci.pipeline.skeleton import locations, module_name
 from swe_aci.retrieval.documents import Document
@@ -309,6 +310,25 @@ def test_a_reproduction_must_fail_on_the_issue_not_on_its_own_mistakes() -> None
     assert "did not run" in (fails_as_reproduction(run(TestStatus.ERROR)) or "")
     broken = run(TestStatus.FAILED, "E   NameError: name 'top_word' is not defined")
     assert "import or name error" in (fails_as_reproduction(broken) or "")
+
+
+def test_a_model_test_failing_on_an_exception_the_issue_does_not_name_is_rejected() -> None:
+    def failed(output: str) -> TestRun:
+        return TestRun({"t.py::test_issue": TestStatus.FAILED}, output, timed_out=False)
+
+    wrong_call = failed("E       ValueError: v1.1.0 is not valid SemVer string")
+    issue = "Version.replace returns a Version, not the subclass it was called on"
+    assert model_test_problem(wrong_call, wrong_call, issue) == (
+        "the test fails on ValueError, which the issue does not name"
+    )
+    assert model_test_problem(wrong_call, wrong_call, "parse raises ValueError on 'v1'") is None
+    qualified = failed("E   tomlkit.exceptions.InvalidNumberError: Invalid number")
+    assert model_test_problem(qualified, qualified, "loads fails: InvalidNumberError") is None
+    assert model_test_problem(wrong_call, wrong_call, "replace() crashes on a subclass") is None
+    other = "numeric_range()[-1] raises IndexError on a reversed range"
+    assert "fails on ValueError" in (model_test_problem(wrong_call, wrong_call, other) or "")
+    assertion = failed("E       AssertionError: assert 1 == 2")
+    assert model_test_problem(assertion, assertion, issue) is None
 
 
 # -- honesty ---------------------------------------------------------------------------------

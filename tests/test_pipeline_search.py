@@ -24,7 +24,7 @@ from swe_aci.pipeline.blocks import (
     region,
 )
 from swe_aci.pipeline.candidates import search_order, targets
-from swe_aci.pipeline.localize import candidate_locations
+from swe_aci.pipeline.localize import candidate_locations, issue_choice
 from swe_aci.pipeline.regressions import overrides_addopts, related_tests
 from swe_aci.pipeline.repair import Dropped
 from swe_aci.retrieval.documents import Document
@@ -352,6 +352,48 @@ def test_the_issues_traceback_frames_come_first_in_localization() -> None:
     )
     found = candidate_locations(issue, documents, 1, 10)
     assert found[0].label == "pkg/slug.py::Style.join"  # the frame's file, then its function
+
+
+VERSION = '''class Version:
+    major = 0
+
+    def parse(self, text):
+        """Parse a version string: parse the text, parse its parts."""
+        return text.split(".")
+
+    def replace(self, **parts):
+        return Version()
+
+
+def key(name):
+    return name
+'''
+
+
+def test_what_the_issue_writes_dotted_comes_before_other_names_it_writes() -> None:
+    documents = [Document("semver/version.py", VERSION)]
+    issue = (
+        "Version.replace drops the subclass: parse a version string, parse it again, "
+        "and the parse result is a Version"
+    )
+    found = candidate_locations(issue, documents, 1, 10)
+    assert found[0].qualname == "Version.replace"  # BM25 alone puts parse first
+    issue = "semver.key is wrong when you parse a version: parse gives text"
+    found = candidate_locations(issue, documents, 1, 10)
+    assert found[0].qualname == "key"  # a module's function written after its package
+
+
+def test_the_one_candidate_the_issue_writes_dotted_is_chosen_without_the_model() -> None:
+    candidates = candidate_locations(
+        "parse, replace, key", [Document("semver/v.py", VERSION)], 1, 9
+    )
+    picked = issue_choice("Version.replace drops the subclass that parse keeps", candidates)
+    assert picked is not None and picked[0].qualname == "Version.replace"
+    assert picked[1] == "the issue writes one candidate dotted"
+    assert issue_choice("replace drops the subclass that parse keeps", candidates) is None
+    assert issue_choice("Version.replace drops what Version.parse keeps", candidates) is None
+    assert any(location.kind == "class" for location in candidates)
+    assert issue_choice("semver.Version drops what parse keeps", candidates) is None
 
 
 def test_an_edit_spanning_two_files_is_one_candidate() -> None:

@@ -15,6 +15,7 @@ from swe_aci.retrieval.bm25 import rank
 from swe_aci.retrieval.documents import Document
 
 IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+DOTTED = re.compile(r"(?<![\w.])([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+)")  # `Version.replace`
 # a path of a file of the languages tree-sitter parses, absolute ones (a stack trace's) included
 SOURCE_PATH = re.compile(
     r"(?<![\w.])(/?(?:[\w.-]+/)*[\w-]+(?:"
@@ -29,7 +30,8 @@ def candidate_locations(
     """The functions, methods, module-level assignments and class attributes most likely to
     hold the bug, best first, at most `functions` of them. Files the issue names (a path, a
     traceback frame) come first, then BM25's best; within them, what a traceback frame names,
-    then what the issue names, then BM25's order."""
+    then what the issue writes dotted (`Class.method`, `package.function`), then any other name
+    the issue writes, then BM25's order."""
     named = mentions(issue)
     ranked = [ranked.document for ranked in rank(issue, documents)]
     paths = (*named.paths, *SOURCE_PATH.findall(issue))
@@ -44,10 +46,38 @@ def candidate_locations(
     scored = rank(issue, [Document(location.label, location.source) for location in found])
     ordered = [by_label[ranked.document.path] for ranked in scored]
     words = set(IDENTIFIER.findall(issue))
+    dotted = dotted_mentions(issue)
     frames = set(named.names)
     # stable sorts: BM25's order kept within each rank
-    ordered.sort(key=lambda location: (location.name not in frames, location.name not in words))
+    ordered.sort(
+        key=lambda location: (
+            location.name not in frames,
+            not written_dotted(location, dotted),
+            location.name not in words,
+        )
+    )
     return ordered[:functions]
+
+
+def dotted_mentions(issue: str) -> set[tuple[str, str]]:
+    """Each `a.b.c` the issue writes, as every (part before, rest) split: ("", "a.b.c"),
+    ("a", "b.c") and ("b", "c")."""
+    return {
+        (parts[start - 1] if start else "", ".".join(parts[start:]))
+        for chain in DOTTED.findall(issue)
+        for parts in [chain.split(".")]
+        for start in range(len(parts))
+    }
+
+
+def written_dotted(location: Location, dotted: set[tuple[str, str]]) -> bool:
+    """Whether the issue writes a method as `Class.method` (or `module.Class.method`), or a
+    module's function or assignment after its module or package (`tomlkit.key` for
+    tomlkit/api.py's `key`)."""
+    if "." in location.qualname:
+        return any(rest == location.qualname for _, rest in dotted)
+    modules = {part.rsplit(".", 1)[0] for part in location.path.split("/")}
+    return any(rest == location.qualname and prefix in modules for prefix, rest in dotted)
 
 
 def mentioned_path(path: str, paths: tuple[str, ...]) -> bool:
@@ -58,10 +88,24 @@ def mentioned_path(path: str, paths: tuple[str, ...]) -> bool:
     )
 
 
-def named_in(issue: str, candidates: list[Location]) -> list[Location]:
-    """The candidates whose name the issue writes as a word."""
+def issue_choice(issue: str, candidates: list[Location]) -> tuple[Location, str] | None:
+    """The candidate the issue itself picks, and why: the only one whose name it writes, or
+    among those the only one it writes dotted (`Version.replace` beside a `parse` it also
+    names); None when the model has to choose. A class written dotted is not picked: the
+    issue's `module.Class` may mean its constructor or a method as much as its class body."""
     mentioned = set(IDENTIFIER.findall(issue))
-    return [location for location in candidates if location.name in mentioned]
+    named = [location for location in candidates if location.name in mentioned]
+    if len(named) == 1:
+        return named[0], "the issue names one candidate"
+    dotted = dotted_mentions(issue)
+    written = [
+        location
+        for location in named
+        if location.kind != "class" and written_dotted(location, dotted)
+    ]
+    if len(written) == 1:
+        return written[0], "the issue writes one candidate dotted"
+    return None
 
 
 def choice_names(candidates: list[Location]) -> list[str]:

@@ -15,7 +15,7 @@ from swe_aci.trajectory.files import EpisodeFiles
 from swe_aci.trajectory.recorder import EpisodeRecorder, OnStep
 from swe_aci.trajectory.result import EpisodeResult
 
-__all__ = ["OnStep", "StagedEpisode"]
+__all__ = ["OnStep", "StagedEpisode", "record_skipped"]
 
 
 class StagedEpisode(ABC):
@@ -55,3 +55,8 @@ class StagedEpisode(ABC):
         self.info.update(exit_status=status, submission=submission)
         self.record.step("choose", summary, f"{self.label}: {summary}", details or {})
         return status, submission
+
+
+def record_skipped(record: EpisodeRecorder, action: str, why: str) -> None:
+    """A stage that did not run, as a step saying why."""
+    record.step(action, "stage skipped", f"skipped: {why}", {"skipped": why})

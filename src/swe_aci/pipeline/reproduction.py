@@ -17,6 +17,10 @@ ISSUE_FILE = f"{DIRECTORY}/test_swe_aci_issue.py"
 MODEL_FILE = f"{DIRECTORY}/test_swe_aci_reproduction.py"
 SECTION = re.compile(r"^(_{3,} .+ _{3,}|={3,}.*)$")  # a test's failure header, a summary's
 NOT_IMPORTABLE = re.compile(r"\b(ImportError|ModuleNotFoundError|SyntaxError|IndentationError)\b")
+# the exception a pytest failure stops on: `E       ValueError: ...`, `E   pkg.errors.BadKey: ...`
+RAISED = re.compile(r"^E\s+(?:[\w.]+\.)?([A-Z]\w*(?:Error|Exception|Warning))\b", re.MULTILINE)
+EXCEPTION_NAME = re.compile(r"\b[A-Z]\w*(?:Error|Exception|Warning)\b")
+CRASH_WORDS = re.compile(r"\b(crash|raise|exception|traceback)", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -39,12 +43,27 @@ def run_twice(sandbox: Sandbox, file: str, text: str) -> tuple[TestRun, TestRun]
     )
 
 
-def model_test_problem(first: TestRun, second: TestRun) -> str | None:
+def model_test_problem(first: TestRun, second: TestRun, issue: str) -> str | None:
     """Why a model-written test shows nothing at the base (None: it fails on the issue)."""
-    problem = fails_as_reproduction(first)
+    problem = fails_as_reproduction(first) or unexpected_exception(first.output, issue)
     if problem is None and fails_as_reproduction(second) is not None:
         return "the test fails only on its first run at the base (it changes what it tests)"
     return problem
+
+
+def unexpected_exception(output: str, issue: str) -> str | None:
+    """Why a failure on an exception does not show the issue: the issue names other
+    exceptions, or none and speaks of no crash. A test that calls the code wrongly (a
+    `ValueError` from an argument the issue never gives) fails without showing the bug, and its
+    traceback would send the repair to the wrong function."""
+    named = set(EXCEPTION_NAME.findall(issue))
+    for raised in RAISED.findall(output):
+        if raised == "AssertionError" or raised in named:
+            continue
+        if not named and CRASH_WORDS.search(issue):
+            continue
+        return f"the test fails on {raised}, which the issue does not name"
+    return None
 
 
 def failure_text(output: str, name: str) -> str:

@@ -40,7 +40,7 @@ from swe_aci.pipeline.localize import (
     choice_grammar,
     choice_names,
     chosen_index,
-    named_in,
+    issue_choice,
     skeleton,
 )
 from swe_aci.pipeline.models import ModelPool
@@ -51,7 +51,7 @@ from swe_aci.pipeline.prompts import (
     shown_regions,
     shown_spans,
 )
-from swe_aci.pipeline.record import OnStep, StagedEpisode
+from swe_aci.pipeline.record import OnStep, StagedEpisode, record_skipped
 from swe_aci.pipeline.repair import Dropped, Edit, code_blocks, make_edit
 from swe_aci.pipeline.reproduction import Reproduction
 from swe_aci.pipeline.sandbox import Sandbox, SandboxNotRestored
@@ -151,12 +151,11 @@ class Pipeline(StagedEpisode):
         if not candidates:
             raise Dropped(f"no {self.language} function found in the repository's source files")
         details: dict[str, Any] = {"candidates": [location.label for location in candidates]}
-        named = named_in(self.problem, candidates)
-        if len(candidates) == 1 or len(named) == 1:
-            chosen = named[0] if named else candidates[0]
+        picked = issue_choice(self.problem, candidates)
+        if len(candidates) == 1 or picked is not None:
+            chosen, why = picked or (candidates[0], "one candidate function")
             candidates = [chosen, *(c for c in candidates if c is not chosen)]
             details["chosen"] = chosen.label
-            why = "the issue names one candidate" if named else "one candidate function"
             self.record.step("localize", why, f"chosen: {chosen.label}", details)
             return candidates
         self._check_time()
@@ -185,7 +184,8 @@ class Pipeline(StagedEpisode):
         """The issue's own examples as tests; the model's test when none fails at the base. Both
         are pytest tests: skipped in a repository of another language."""
         if self.language != structure.PYTHON:
-            self._skipped("reproduce", f"the reproduction tests are pytest tests{self._not_python}")
+            why = f"the reproduction tests are pytest tests{self._not_python}"
+            record_skipped(self.record, "reproduce", why)
             return
         text = issue_tests(self.problem, importable_names(tree))
         if text:
@@ -238,7 +238,7 @@ class Pipeline(StagedEpisode):
                 continue
             file = reproduction.MODEL_FILE
             first, second = reproduction.run_twice(self.sandbox, file, test)
-            problem = reproduction.model_test_problem(first, second)
+            problem = reproduction.model_test_problem(first, second, self.problem)
             observation = f"at the base: {problem or 'fails, as the issue says'}\n{first.tail()}"
             self.record.step(
                 action,
@@ -416,9 +416,6 @@ class Pipeline(StagedEpisode):
     @property
     def _not_python(self) -> str:
         return f"; the repository's code is {self.language}"
-
-    def _skipped(self, action: str, why: str) -> None:
-        self.record.step(action, "stage skipped", f"skipped: {why}", {"skipped": why})
 
     def _time_left(self) -> float | None:
         """Seconds of `time_budget` left (0.0 when it is used up); None without a budget."""

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from swe_aci.pipeline import regressions, reproduction, structure
 from swe_aci.pipeline.choose import Group
 from swe_aci.pipeline.config import ValidateConfig
+from swe_aci.pipeline.record import record_skipped
 from swe_aci.pipeline.reproduction import Reproduction
 from swe_aci.pipeline.sandbox import Sandbox
 from swe_aci.trajectory.recorder import EpisodeRecorder
@@ -54,9 +55,7 @@ class Validation:
                 "the existing tests run with pytest only; the repository's code is "
                 f"{language}: no regression signal"
             )
-            self.record.step(
-                "tests at the base", "stage skipped", f"skipped: {why}", {"skipped": why}
-            )
+            record_skipped(self.record, "tests at the base", why)
         self.record.step(
             f"validate {len(self.validated) + 1}",
             "candidate tested",
