@@ -18,7 +18,7 @@ from swe_aci.env.config import Workspace
 from swe_aci.episode import EpisodeConfig, load_config, run_episode
 from swe_aci.evaluate.parsers import TestStatus
 from swe_aci.pipeline.localize import candidate_locations, choice_grammar, chosen_index
-from swe_aci.pipeline.repair import Dropped, make_edit
+from swe_aci.pipeline.repair import Dropped, make_edit, rewrite_tokens
 from swe_aci.pipeline.reproduction import model_test_problem
 from swe_aci.pipeline.sandbox import TestRun, fails_as_reproduction
 from swe_aci.pipeline.skeleton import locations, module_name
@@ -455,3 +455,9 @@ def test_batch_and_stats_run_the_pipeline_like_the_loop(tmp_path: Path) -> None:
     assert all("+    return a + b" in p["model_patch"] for p in preds.values()) and len(preds) == 2
     stats = runner.invoke(app, ["stats", str(out)])
     assert stats.exit_code == 0 and "submitted" in stats.output, stats.output
+
+
+def test_a_rewrite_may_take_twice_the_functions_length_and_a_margin() -> None:
+    short = "def f(x):\n    return x + 1\n" * 10  # 270 characters
+    assert rewrite_tokens(short, 1024) == 2 * 270 // 3 + 128 < 1024
+    assert rewrite_tokens(short * 10, 1024) == 1024

@@ -413,3 +413,54 @@ def test_a_docstring_in_the_region_shown_is_folded_to_one_line() -> None:
     )
     short = 'def g():\n    """One line."""\n    return 1\n'
     assert "One line" in numbered(short, 1, 3, docstring_lines(short))
+
+
+DESCRIPTOR = """class Cached:
+    def __get__(self, obj, objtype=None):
+        wrapper = self.wrap(obj)
+        try:
+            wrapper = obj.__dict__.setdefault(self.name, wrapper)
+        except AttributeError:
+            pass
+        return wrapper
+"""
+
+
+def test_a_block_whose_old_text_is_part_of_a_line_edits_that_line() -> None:
+    old = "obj.__dict__.setdefault(self.name, wrapper)\n"
+    inline = block(old, "obj.__dict__.setdefault(self.name, wrapper) if obj else wrapper\n", "c.py")
+    edit = block_edit({"c.py": DESCRIPTOR}, inline, "c.py", LINT)
+    assert (
+        "            wrapper = obj.__dict__.setdefault(self.name, wrapper) if obj else wrapper\n"
+        in (edit.texts["c.py"])
+    )
+    assert edit.notes == (
+        "block 1: applied at lines 5-5 (its old text is part of line 5: changed within it)",
+    )
+    lines = block(
+        old, "if obj is not None:\n    obj.__dict__.setdefault(self.name, wrapper)\n", "c.py"
+    )
+    edit = block_edit({"c.py": DESCRIPTOR}, lines, "c.py", LINT)
+    assert (
+        "            if obj is not None:\n                obj.__dict__.setdefault("
+        in edit.texts["c.py"]
+    )
+    with pytest.raises(Dropped, match="do not match"):
+        block_edit({"c.py": DESCRIPTOR}, block("wrapper\n", "result\n", "c.py"), "c.py", LINT)
+
+
+def test_a_block_copying_the_whole_region_shown_applies_what_it_changes() -> None:
+    text = 'def last(items):\n    """Last.\n\n    Of items.\n    """\n    lo = 0\n    return items[lo]\n'
+    shown = numbered(text, 1, 7, docstring_lines(text))
+    assert "2-5 |     ..." in shown
+    changed = shown.replace("items[lo]", "items[-1]")
+    reply = f"f.py\n<<<<<<< SEARCH\n{shown}\n=======\n{changed}\n>>>>>>> REPLACE\n"
+    edit = block_edit({"f.py": text}, reply, "f.py", LINT)
+    assert edit.texts["f.py"] == text.replace("items[lo]", "items[-1]")
+    assert edit.notes == ("block 1: applied at lines 7-7 (the lines it does not change left out)",)
+
+
+def test_a_block_that_changes_nothing_is_dropped_saying_so() -> None:
+    same = block("return self.dash.join(parts)\n", "return self.dash.join(parts)\n", "slug.py")
+    with pytest.raises(Dropped, match="block 1: dropped: its new lines are the old ones"):
+        block_edit({"slug.py": SLUG}, same, "slug.py", LINT)

@@ -1,7 +1,7 @@
 """Edits of a few lines: the model is shown the numbered region around the lines that match the
 issue and answers search/replace blocks (the exact old lines, the new lines). A block applies
 where its old lines stand exactly once in the file (or, failing that, once when indentation is
-ignored: recorded); each applied block leaves the file parsing (structure.py: Python's `ast`,
+ignored, or as the part of one line: recorded); each applied block leaves the file parsing (structure.py: Python's `ast`,
 tree-sitter for the other languages) and passes the lint guardrail (Python), or is dropped with
 the reason."""
 
@@ -18,7 +18,8 @@ from swe_aci.pipeline import structure
 from swe_aci.pipeline.repair import Dropped, Edit
 from swe_aci.pipeline.skeleton import parse
 
-NUMBERED = re.compile(r"^\s*(?:line\s+)?\d+ ?[|:] ?", re.IGNORECASE)  # `12 | x`, `line 12: x`
+# `12 | x`, `line 12: x`, and `3-7 | ...` (a folded docstring's lines)
+NUMBERED = re.compile(r"^\s*(?:line\s+)?\d+(?:-\d+)? ?[|:] ?", re.IGNORECASE)
 WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
@@ -207,6 +208,74 @@ def indentation(line: str) -> int:
     return len(line) - len(line.lstrip(" "))
 
 
+def placement(text: str, block: Block, shown: tuple[Span, ...]) -> tuple[int, int, str, str] | None:
+    """Where `block` goes in `text`: the index of the first line it replaces, how many, the
+    new lines and how its old lines matched (find), tried as written, then without the lines
+    its old and new sides share (a small model copies the whole region shown, folded
+    docstring included, to change one line of it); else, when its old text is one line's part
+    (`obj.f(x)` of `y = obj.f(x)`), that line, changed within it by a one-line replacement or
+    replaced by the new lines; None when it goes nowhere."""
+    lines = text.splitlines(keepends=True)
+    tries = [(block, "")]
+    core = trimmed(block)
+    if core is not None:
+        tries.append((core, "the lines it does not change left out"))
+    for each, note in tries:
+        found = find(text, each.old, shown)
+        if found is None:
+            continue
+        new = each.new if found.exact else reindented(each.new, each.old, lines[found.index])
+        if new and not new.endswith("\n"):
+            new += "\n"
+        how = ", ".join(part for part in (note, found.how) if part)
+        return found.index, found.count, new, how
+    for each, _note in tries:
+        index = fragment_line(lines, each.old, shown)
+        if index is None:
+            continue
+        fragment, replacement = each.old.strip(), each.new.strip("\n")
+        part = f"its old text is part of line {index + 1}"
+        if "\n" not in replacement:
+            changed = lines[index].replace(fragment, replacement.strip(), 1)
+            return index, 1, changed, f"{part}: changed within it"
+        return index, 1, reindented(each.new, each.old, lines[index]), f"{part}: the line replaced"
+    return None
+
+
+def trimmed(block: Block) -> Block | None:
+    """`block` without the leading and trailing lines its old and new sides share; None when
+    they share none, or nothing of the old side is left to find."""
+    old, new = block.old.splitlines(), block.new.splitlines()
+    start = 0
+    while start < min(len(old), len(new)) and old[start] == new[start]:
+        start += 1
+    end = 0
+    while end < min(len(old), len(new)) - start and old[-1 - end] == new[-1 - end]:
+        end += 1
+    kept_old, kept_new = old[start : len(old) - end], new[start : len(new) - end]
+    if not (start or end) or not any(line.strip() for line in kept_old):
+        return None
+    return Block(
+        block.path,
+        "".join(f"{line}\n" for line in kept_old),
+        "".join(f"{line}\n" for line in kept_new),
+    )
+
+
+def fragment_line(lines: list[str], old: str, shown: tuple[Span, ...]) -> int | None:
+    """The one line (in the file, or within the lines `shown`) that holds `old`, a single line,
+    as a part of it: two names at least (`x` alone says nothing of where it goes)."""
+    wanted = [line for line in old.splitlines() if line.strip()]
+    if len(wanted) != 1 or len(WORD.findall(wanted[0])) < 2:
+        return None
+    fragment = wanted[0].strip()
+    hits = [index for index, line in enumerate(lines) if fragment in line]
+    if len(hits) == 1:
+        return hits[0]
+    inside = [index for index in hits if any(a <= index + 1 <= b for a, b in shown)]
+    return inside[0] if len(inside) == 1 else None
+
+
 def apply_blocks(
     texts: dict[str, str],
     blocks: list[Block],
@@ -228,17 +297,17 @@ def apply_blocks(
             notes.append(f"block {number}: dropped: {block.path} is not a file shown")
             continue
         text = current[block.path]
-        found = find(text, block.old, (shown or {}).get(block.path, ()))
-        if found is None:
+        placed = placement(text, block, (shown or {}).get(block.path, ()))
+        if placed is None:
             notes.append(f"block {number}: dropped: its old lines do not match the file")
             continue
-        index, count = found.index, found.count
+        index, count, new, how = placed
         lines = text.splitlines(keepends=True)
-        new = block.new if found.exact else reindented(block.new, block.old, lines[index])
-        if new and not new.endswith("\n"):
-            new += "\n"
         replacement = new.count("\n")
         candidate = "".join([*lines[:index], new, *lines[index + count :]])
+        if candidate == text:
+            notes.append(f"block {number}: dropped: its new lines are the old ones")
+            continue
         problem = structure.syntax_problem(
             text, candidate, block.path, index + 1, index + count, replacement
         )
@@ -260,9 +329,7 @@ def apply_blocks(
                 continue
         current[block.path] = candidate
         where = f"lines {index + 1}-{index + count}"
-        notes.append(
-            f"block {number}: applied at {where}" + (f" ({found.how})" if found.how else "")
-        )
+        notes.append(f"block {number}: applied at {where}" + (f" ({how})" if how else ""))
     if current == texts:
         reasons = "; ".join(notes) if notes else "the reply holds no search/replace block"
         raise Dropped(reasons)

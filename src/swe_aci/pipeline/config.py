@@ -16,7 +16,7 @@ TEMPLATE_VARIABLES: dict[str, frozenset[str]] = {
     "localize": frozenset({"problem_statement", "skeleton", "count"}),
     "repair": frozenset({"problem_statement", "path", "name", "code", "context"}),
     "blocks": frozenset({"problem_statement", "names", "path", "regions"}),
-    "reproduce": frozenset({"problem_statement", "module", "name", "signature"}),
+    "reproduce": frozenset({"problem_statement", "module", "name", "signature", "imports"}),
 }
 
 
@@ -45,7 +45,8 @@ class PipelineTemplates(BaseModel):
     numbered lines)."""
     reproduce: str
     """A test from the issue's examples: {{problem_statement}}, {{module}} (import path),
-    {{name}} (the function's name), {{signature}}."""
+    {{name}} (the function's name), {{signature}}, {{imports}} (the import statements of the
+    issue's own code, a list)."""
 
     @model_validator(mode="after")
     def _templates_render(self) -> PipelineTemplates:
@@ -69,7 +70,18 @@ class RepairConfig(BaseModel):
         min_length=1,
         description="one repair sample per entry, at that temperature",
     )
-    max_output_tokens: int = Field(1024, gt=0, description="per sample (API models)")
+    max_output_tokens: int = Field(
+        1024,
+        gt=0,
+        description="per rewrite sample, at most: a rewrite of a function may take twice its "
+        "own length in tokens, and a margin",
+    )
+    block_output_tokens: int = Field(
+        320,
+        gt=0,
+        description="per search/replace sample: a block of a few lines takes ~50-120 tokens; "
+        "a reply that runs longer copies the region shown, and would cost minutes on a CPU",
+    )
     more_temperatures: list[float] = Field(
         default_factory=lambda: [0.7, 1.0, 0.8, 1.0],
         description="further samples of a target while no candidate passes the reproduction "

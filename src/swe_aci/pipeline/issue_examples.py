@@ -17,6 +17,7 @@ from swe_aci.retrieval.documents import is_test_path
 
 PROMPT = re.compile(r"^\s*>>> ?(.*)$")
 CONTINUATION = re.compile(r"^\s*\.\.\. ?(.*)$")
+IMPORT_LINE = re.compile(r"^(?:import [\w.]+|from [\w.]+ import \w)")
 EXCEPTION_LINE = re.compile(r"^\s*([A-Za-z_][\w.]*(?:Error|Exception|Warning|Exit|Interrupt))\b:?")
 EXPECTATION = re.compile(
     r"(?i)\b(?:expected|expect|should\s+(?:be|return|give|equal|yield)|must\s+(?:be|return|give)"
@@ -200,6 +201,36 @@ def session_tests(statements: list[Statement], prose: str) -> list[list[str]]:
             body.append(check(statement.expression or statement.source, wanted))
         bodies.append(body)
     return bodies
+
+
+def issue_imports(issue: str) -> list[str]:
+    """The import statements of the issue's code (`>>>` lines and code blocks), each once, in
+    order: what a test of its example has to import, as the issue's reporter did."""
+    found: list[str] = []
+    for line in issue.splitlines():
+        prompt = PROMPT.match(line)
+        statement = (prompt.group(1) if prompt else line).strip()
+        if not IMPORT_LINE.match(statement) or statement in found:
+            continue
+        try:
+            ast.parse(statement)
+        except SyntaxError:
+            continue
+        found.append(statement)
+    return found
+
+
+def reproduction_imports(issue: str, module: str, name: str) -> list[str]:
+    """The imports a model-written test starts with: the issue's own, then, when none of them
+    imports the package of `module`, that package (the issue writes `pkg.f(...)`) or the
+    chosen function `name` from `module`."""
+    own = issue_imports(issue)
+    package = module.split(".")[0]
+    if any(re.search(rf"\b{re.escape(package)}\b", line) for line in own):
+        return own
+    if re.search(rf"(?<![\w.]){re.escape(package)}\.\w", issue):
+        return [*own, f"import {package}"]
+    return [*own, f"from {module} import {name.split('.')[0]}"]
 
 
 def indent(source: str) -> str:

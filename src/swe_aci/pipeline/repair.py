@@ -83,6 +83,13 @@ def apply_function(text: str, location: Location, function: str) -> tuple[str, i
     return "".join(new), indented.count("\n")
 
 
+def rewrite_tokens(function: str, limit: int) -> int:
+    """The output tokens a whole rewrite of `function` may take: twice its own (about three
+    characters a token) and a margin, at most `limit`. A reply longer than that repeats itself or
+    rewrites the whole file; on a CPU it would hold the budget for minutes."""
+    return min(limit, 2 * len(function) // 3 + 128)
+
+
 def make_edit(text: str, location: Location, reply: str, linter: Linter | None) -> Edit:
     """The checked edit of `location` the reply proposes; Dropped with the reason otherwise."""
     function = new_function(reply, location.name)

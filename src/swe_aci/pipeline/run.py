@@ -34,7 +34,7 @@ from swe_aci.pipeline.blocks import block_edit
 from swe_aci.pipeline.candidates import Target, search_order
 from swe_aci.pipeline.choose import Group, add_edit, best, documents_of, reason
 from swe_aci.pipeline.config import PipelineStrategy
-from swe_aci.pipeline.issue_examples import importable_names, issue_tests
+from swe_aci.pipeline.issue_examples import importable_names, issue_tests, reproduction_imports
 from swe_aci.pipeline.localize import (
     candidate_locations,
     choice_grammar,
@@ -52,7 +52,7 @@ from swe_aci.pipeline.prompts import (
     shown_spans,
 )
 from swe_aci.pipeline.record import OnStep, StagedEpisode, record_skipped
-from swe_aci.pipeline.repair import Dropped, Edit, code_blocks, make_edit
+from swe_aci.pipeline.repair import Dropped, Edit, code_blocks, make_edit, rewrite_tokens
 from swe_aci.pipeline.reproduction import Reproduction
 from swe_aci.pipeline.sandbox import Sandbox, SandboxNotRestored
 from swe_aci.pipeline.skeleton import Location, module_name
@@ -213,12 +213,14 @@ class Pipeline(StagedEpisode):
 
     def _model_reproduction(self, location: Location) -> None:
         config = self.strategy.reproduce
+        module = module_name(location.path)
         prompt = self._render(
             "reproduce",
             problem_statement=self.problem,
-            module=module_name(location.path),
+            module=module,
             name=location.qualname,
             signature=location.signature,
+            imports=reproduction_imports(self.problem, module, location.qualname),
         )
         total = len(config.temperatures)
         for number, temperature in enumerate(config.temperatures, start=1):
@@ -335,9 +337,12 @@ class Pipeline(StagedEpisode):
             if rewrite
             else self._blocks_prompt(tree, target)
         )
-        model = self.models.get(
-            temperature, max_output_tokens=config.max_output_tokens, seed_offset=self._samples
+        limit = (
+            rewrite_tokens(target.first.source, config.max_output_tokens)
+            if rewrite
+            else config.block_output_tokens
         )
+        model = self.models.get(temperature, max_output_tokens=limit, seed_offset=self._samples)
         reply = self._ask(model, prompt)
         action = f"repair {number}/{total} (T={temperature:g}) {target.label}"
         details: dict[str, Any] = {"source": source, "location": target.label, "phase": phase}
