@@ -1,9 +1,10 @@
 """Edits of a few lines: the model is shown the numbered region around the lines that match the
 issue and answers search/replace blocks (the exact old lines, the new lines). A block applies
 where its old lines stand exactly once in the file (or, failing that, once when indentation is
-ignored, or as the part of one line: recorded); each applied block leaves the file parsing (structure.py: Python's `ast`,
-tree-sitter for the other languages) and passes the lint guardrail (Python), or is dropped with
-the reason."""
+ignored, without the lines its two sides share, or as the part of one line: `placement`, each
+recorded); each applied block leaves the file parsing (structure.py: Python's `ast`, tree-sitter
+for the other languages) and passes the lint guardrail (Python), or is dropped with the
+reason."""
 
 from __future__ import annotations
 
