@@ -8,6 +8,8 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
+import pytest
+
 from swe_aci.evaluate.parsers import TestStatus
 from swe_aci.pipeline.issue_examples import issue_tests, mentions, reproduction_imports
 from swe_aci.pipeline.reproduction import accepted_issue_tests, keep_tests
@@ -131,25 +133,37 @@ def test_a_name_error_is_seen_though_pytest_cuts_the_summary_line(tmp_path: Path
     assert accepted == [] and "name error" in dropped["test_issue_example_1"]
 
 
-def test_a_model_written_test_imports_what_the_issues_code_imports() -> None:
-    session = (
-        ">>> import pathlib\n>>> from boltons.fileutils import AtomicSaver\n"
-        ">>> import pathlib\n>>> from boltons import (\n"
-    )
-    assert reproduction_imports(session, "boltons.fileutils", "AtomicSaver.__init__") == [
-        "import pathlib",
-        "from boltons.fileutils import AtomicSaver",
-    ]
-    block = "```python\nimport tomlkit as tk\nd = tk.parse('x=-3')\n```\n"
-    assert reproduction_imports(block, "tomlkit.parser", "Parser._parse_number") == [
-        "import tomlkit as tk"
-    ]
-    calls = "```python\nimport datetime as dt\nhumanize.naturaldate(dt.date.today())\n```"
-    assert reproduction_imports(calls, "humanize.time", "naturaldate") == [
-        "import datetime as dt",
-        "import humanize",
-    ]
-    prose = "Version.replace() returns a Version, with semver 3.0.1"
-    assert reproduction_imports(prose, "semver.version", "Version.replace") == [
-        "from semver.version import Version"
-    ]
+@pytest.mark.parametrize(
+    ("issue", "module", "name", "expected"),
+    [
+        (
+            ">>> import pathlib\n>>> from boltons.fileutils import AtomicSaver\n"
+            ">>> import pathlib\n>>> from boltons import (\n",
+            "boltons.fileutils",
+            "AtomicSaver.__init__",
+            ["import pathlib", "from boltons.fileutils import AtomicSaver"],
+        ),
+        (
+            "```python\nimport tomlkit as tk\nd = tk.parse('x=-3')\n```\n",
+            "tomlkit.parser",
+            "Parser._parse_number",
+            ["import tomlkit as tk"],
+        ),
+        (
+            "```python\nimport datetime as dt\nhumanize.naturaldate(dt.date.today())\n```",
+            "humanize.time",
+            "naturaldate",
+            ["import datetime as dt", "import humanize"],
+        ),
+        (
+            "Version.replace() returns a Version, with semver 3.0.1",
+            "semver.version",
+            "Version.replace",
+            ["from semver.version import Version"],
+        ),
+    ],
+)
+def test_a_model_written_test_imports_what_the_issues_code_imports(
+    issue: str, module: str, name: str, expected: list[str]
+) -> None:
+    assert reproduction_imports(issue, module, name) == expected

@@ -57,12 +57,11 @@ def unexpected_exception(output: str, issue: str) -> str | None:
     `ValueError` from an argument the issue never gives) fails without showing the bug, and its
     traceback would send the repair to the wrong function."""
     named = set(EXCEPTION_NAME.findall(issue))
+    if not named and CRASH_WORDS.search(issue):
+        return None
     for raised in RAISED.findall(output):
-        if raised == "AssertionError" or raised in named:
-            continue
-        if not named and CRASH_WORDS.search(issue):
-            continue
-        return f"the test fails on {raised}, which the issue does not name"
+        if raised != "AssertionError" and raised not in named:
+            return f"the test fails on {raised}, which the issue does not name"
     return None
 
 
