@@ -43,6 +43,47 @@ def test_several_outputs_pair_with_as_many_expected_values_and_one_with_each_wro
     assert "    g = G()\n" in code
 
 
+def test_an_expected_object_repr_is_compared_with_the_results_repr(tmp_path: Path) -> None:
+    issue = (
+        "```python\n>>> parse('{}', 'a\\n')\n<Result ('a',) {}>\n```\n\n"
+        "Expected `<Result ('a\\n',) {}>`: the whole string matches `{}`.\n"
+    )
+    code = issue_tests(issue, {"parse": "textparse"})
+    assert "assert repr(parse('{}', 'a\\n')) == \"<Result ('a\\\\n',) {}>\"" in code
+    assert "== {}" not in code  # the `{}` after the colon explains, it is not expected
+    module = (
+        "class Result:\n    def __init__(self, text):\n        self.fixed = (text,)\n"
+        "    def __repr__(self):\n        return '<Result %r {}>' % (self.fixed,)\n"
+        "def parse(pattern, text):\n    return Result(text.STRIP)\n"
+    )
+    outcomes = []
+    for strip in ("rstrip()", "__str__()"):  # the bug, then the fix
+        (tmp_path / "textparse.py").write_text(module.replace("STRIP", strip))
+        (tmp_path / "test_issue.py").write_text(code)
+        run = subprocess.run(
+            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_issue.py"],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            env={**os.environ, "PYTHONPATH": str(tmp_path)},
+        )
+        outcomes.append(run.returncode)
+    assert outcomes == [1, 0]
+    addressed = ">>> make()\n<Foo object at 0x7f00>\n\nExpected `<Foo object at 0x7f01>`.\n"
+    assert issue_tests(addressed, {"make": "foo"}) == ""
+
+
+def test_a_bare_call_in_prose_names_the_function_the_issue_calls_elsewhere() -> None:
+    issue = (
+        '```python\ndoc.append(tomlkit.key(["my_key"]), "value")\n```\n\n'
+        "Expected: `key()` of a one-element list gives the same key, so both contain "
+        '`"my_key"`.\n\nAlso `now()` returns `None`, expected `1`.\n'
+    )
+    code = issue_tests(issue, {"key": "tomlkit.api", "now": "clock"})
+    assert "key()" not in code
+    assert "assert (now()) == 1" in code  # called nowhere with arguments: a real call
+
+
 def test_tracebacks_and_expected_exceptions() -> None:
     crash = (
         ">>> from m import r\n>>> list(r(0))\nTraceback (most recent call last):\n  ...\n"

@@ -27,6 +27,9 @@ MESSAGE_WORDS = re.compile(r"(?i)\b(message|warning|warns?)\b")
 RAISES = re.compile(r"(?i)\braises?\s+(?:an?\s+)?`?([A-Za-z_][\w.]*)`?")
 EXCEPTION_NAME = re.compile(r"`?\b([A-Za-z_][\w.]*(?:Error|Exception))\b`?")
 BACKTICKS = re.compile(r"`([^`\n]+)`")
+OBJECT_REPR = re.compile(r"^<\w[^<>]*>$")  # `<Result ('a\n',) {}>`: what repr() of an object prints
+CLAUSE_END = re.compile(r"[:;]\s")
+REPR_PREFIX = "repr:"
 PLAIN_LITERAL = re.compile(
     r"""^\s*(-?\d[\d_]*(?:\.\d+)?(?:e-?\d+)?|True|False|None|"[^"\n]*"|'[^'\n]*'|\[[^\]\n]*\]|\([^)\n]*\)|\{[^}\n]*\})"""
 )
@@ -118,10 +121,35 @@ def expected_literals(prose: str) -> list[str]:
     for match in EXPECTATION.finditer(prose):
         rest = prose[match.end() :]
         stop = SENTENCE_END.search(rest)
-        sentence = rest[: stop.start() if stop else len(rest)]
-        spans = [value for span in BACKTICKS.findall(sentence) if (value := literal(span))]
+        sentence = first_clause(rest[: stop.start() if stop else len(rest)])
+        spans = [value for span in BACKTICKS.findall(sentence) if (value := expected_value(span))]
         values.extend(spans or plain_literals(sentence))
     return values
+
+
+def first_clause(sentence: str) -> str:
+    """`sentence` up to the colon or semicolon after its first backticked span: in "Expected
+    `X`: the whole string matches `{}`" the `{}` explains, it is not expected."""
+    first = BACKTICKS.search(sentence)
+    end = CLAUSE_END.search(sentence, first.end()) if first else None
+    return sentence[: end.start()] if end else sentence
+
+
+def expected_value(span: str) -> str | None:
+    """A backticked expected value: a literal (its canonical repr), or an object's repr as
+    printed (`<Result ('a',) {}>`, compared with repr() of the result; not one that shows an
+    address, `<Foo object at 0x...>`, which no run repeats), else None."""
+    if OBJECT_REPR.match(span.strip()) and " at 0x" not in span:
+        return REPR_PREFIX + span.strip()
+    return literal(span)
+
+
+def shown_as(output: list[str], expected: str) -> bool:
+    """Whether a session's shown output already is the expected value."""
+    text = " ".join(output)
+    if expected.startswith(REPR_PREFIX):
+        return text.strip() == expected.removeprefix(REPR_PREFIX)
+    return literal(text) == expected
 
 
 def plain_literals(text: str) -> list[str]:
@@ -155,6 +183,8 @@ def imports_for(name: str) -> list[str]:
 
 
 def check(expression: str, expected: str) -> str:
+    if expected.startswith(REPR_PREFIX):
+        return f"assert repr({expression}) == {expected.removeprefix(REPR_PREFIX)!r}"
     value = ast.literal_eval(expected)
     if isinstance(value, float):
         return f"assert ({expression}) == pytest.approx({expected})"
@@ -178,7 +208,7 @@ def session_tests(statements: list[Statement], prose: str) -> list[list[str]]:
                 checks.append((statement, "runs"))
     elif expected and shown:
         if len(expected) == 1:
-            targets = [s for s in shown if literal(" ".join(s.output)) != expected[0]]
+            targets = [s for s in shown if not shown_as(s.output, expected[0])]
             checks.extend((s, expected[0]) for s in targets)
         elif len(expected) == len(shown):
             checks.extend(zip(shown, expected, strict=True))
@@ -282,7 +312,8 @@ def inline_tests(issue: str, importable: dict[str, str]) -> list[list[str]]:
             tree = parse(call)
             root = call.split("(")[0].split(".")[0]
             expression = tree is not None and isinstance(tree.body[0], ast.Expr)
-            if expression and root in importable and call not in calls:
+            fresh = root in importable and call not in calls and not names_function(call, issue)
+            if expression and fresh:
                 calls.append(call)
         if not calls:
             continue
@@ -296,6 +327,15 @@ def inline_tests(issue: str, importable: dict[str, str]) -> list[list[str]]:
             root = call.split("(")[0].split(".")[0]
             bodies.append([f"from {importable[root]} import {root}", check(call, value)])
     return bodies
+
+
+def names_function(call: str, issue: str) -> bool:
+    """Whether prose's `f()` names the function rather than calls it: the issue calls `f` with
+    arguments elsewhere ("`key()` of a one-element list" beside `tomlkit.key(["my_key"])`)."""
+    if not call.endswith("()"):
+        return False
+    function = call.split("(")[0].rsplit(".", 1)[-1]
+    return re.search(rf"(?<!\w){re.escape(function)}\((?!\))", issue) is not None
 
 
 def segment_pairs(paragraph: str, calls: list[str]) -> list[tuple[str, str]] | None:
