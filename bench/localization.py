@@ -122,14 +122,14 @@ def main() -> None:
         with tempfile.TemporaryDirectory(prefix="bench-localization-") as scratch:
             tree = sdist_tree(source["pypi_sdist"], source["sha256"], Path(scratch))
             gold = gold_targets(tree, exact_patch(tree, row["patch"], Path(scratch)))
-        candidates = candidate_locations(
+        candidates, spans = candidate_locations(
             row["problem_statement"], documents_of(tree), args.files, args.functions
         )
         labels = [location.label for location in candidates]
         rank = next((labels.index(label) + 1 for label in gold if label in labels), None)
         ranks.append(rank)
         shown = rank if rank is not None else "-"
-        picked = issue_choice(row["problem_statement"], candidates)
+        picked = issue_choice(row["problem_statement"], candidates, spans)
         if picked is not None:
             picks.append(picked[0].label in gold)
         pick = f"; the issue picks {picked[0].label} ({picked[1]})" if picked else ""

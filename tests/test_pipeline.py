@@ -291,7 +291,7 @@ def test_localization_puts_the_function_the_issue_names_first() -> None:
         Document("geo/shape.py", CLASSY),
         Document("geo/other.py", "def area_of_circle(r):\n    return r * r\n"),
     ]
-    found = candidate_locations("unrelated gives a circle's value", documents, 2, 10)
+    found, _ = candidate_locations("unrelated gives a circle's value", documents, 2, 10)
     assert found[0].qualname == "unrelated"  # named, though BM25 prefers area_of_circle
     names = ["words", "top_words", "a.b"]
     assert chosen_index("I pick top_words.", names) == 1

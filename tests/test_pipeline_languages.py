@@ -291,5 +291,5 @@ def test_a_block_names_its_file_by_the_languages_endings() -> None:
 def test_a_file_of_a_stack_trace_comes_first() -> None:
     documents = [Document(path, GO_REPO[path]) for path in ("counter/counter.go", "split/split.go")]
     issue = "Top(2) is wrong.\n\npanic: boom\n\t/home/u/wordfreq/split/split.go:7 +0x1d\n"
-    found = candidate_locations(issue, documents, files=1, functions=5)
+    found, _ = candidate_locations(issue, documents, files=1, functions=5)
     assert [location.label for location in found] == ["split/split.go::Words"]

@@ -175,7 +175,7 @@ def test_module_assignments_and_class_attributes_are_targets() -> None:
     assert found["SEPARATOR"].kind == "assignment" and found["SEPARATOR"].start == 5
     assert found["Style"].kind == "class" and (found["Style"].start, found["Style"].end) == (8, 10)
     assert found["Style.join"].kind == "function" and found["slugify"].kind == "function"
-    ranked = candidate_locations(
+    ranked, _ = candidate_locations(
         "slugify leaves double dashes: the SEPARATOR pattern matches one character",
         [Document("slug.py", SLUG)], 1, 10,
     )  # fmt: skip
@@ -350,7 +350,7 @@ def test_the_issues_traceback_frames_come_first_in_localization() -> None:
         "slug words break\n\nTraceback (most recent call last):\n"
         '  File "/usr/lib/site-packages/pkg/slug.py", line 14, in join\nTypeError: boom\n'
     )
-    found = candidate_locations(issue, documents, 1, 10)
+    found, _ = candidate_locations(issue, documents, 1, 10)
     assert found[0].label == "pkg/slug.py::Style.join"  # the frame's file, then its function
 
 
@@ -376,24 +376,24 @@ def test_what_the_issue_writes_dotted_comes_before_other_names_it_writes() -> No
         "Version.replace drops the subclass: parse a version string, parse it again, "
         "and the parse result is a Version"
     )
-    found = candidate_locations(issue, documents, 1, 10)
+    found, _ = candidate_locations(issue, documents, 1, 10)
     assert found[0].qualname == "Version.replace"  # BM25 alone puts parse first
     issue = "semver.key is wrong when you parse a version: parse gives text"
-    found = candidate_locations(issue, documents, 1, 10)
+    found, _ = candidate_locations(issue, documents, 1, 10)
     assert found[0].qualname == "key"  # a module's function written after its package
 
 
 def test_the_one_candidate_the_issue_writes_dotted_is_chosen_without_the_model() -> None:
-    candidates = candidate_locations(
+    candidates, spans = candidate_locations(
         "parse, replace, key", [Document("semver/v.py", VERSION)], 1, 9
     )
-    picked = issue_choice("Version.replace drops the subclass that parse keeps", candidates)
+    picked = issue_choice("Version.replace drops the subclass that parse keeps", candidates, spans)
     assert picked is not None and picked[0].qualname == "Version.replace"
     assert picked[1] == "the issue writes one candidate dotted"
-    assert issue_choice("replace drops the subclass that parse keeps", candidates) is None
-    assert issue_choice("Version.replace drops what Version.parse keeps", candidates) is None
+    assert issue_choice("replace drops the subclass that parse keeps", candidates, spans) is None
+    assert issue_choice("Version.replace drops what Version.parse keeps", candidates, spans) is None
     assert any(location.kind == "class" for location in candidates)
-    assert issue_choice("semver.Version drops what parse keeps", candidates) is None
+    assert issue_choice("semver.Version drops what parse keeps", candidates, spans) is None
 
 
 def test_an_edit_spanning_two_files_is_one_candidate() -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 
 from swe_aci.aci.syntax import LANGUAGES
+from swe_aci.pipeline.code_spans import SpanScores, span_scores
 from swe_aci.pipeline.issue_examples import mentions
 from swe_aci.pipeline.skeleton import Location
 from swe_aci.pipeline.structure import targets
@@ -26,12 +27,13 @@ SOURCE_PATH = re.compile(
 
 def candidate_locations(
     issue: str, documents: list[Document], files: int, functions: int
-) -> list[Location]:
+) -> tuple[list[Location], SpanScores]:
     """The functions, methods, module-level assignments and class attributes most likely to
-    hold the bug, best first, at most `functions` of them. Files the issue names (a path, a
-    traceback frame) come first, then BM25's best; within them, what a traceback frame names,
-    then what the issue writes dotted (`Class.method`, `package.function`), then any other name
-    the issue writes, then BM25's order."""
+    hold the bug, best first, at most `functions` of them, and the weights of the issue's code
+    over them. Files the issue names (a path, a traceback frame) come first, then BM25's best;
+    within them, what holds the most of the issue's code (code_spans.py), then what a
+    traceback frame names, then what the issue writes dotted (`Class.method`,
+    `package.function`), then any other name the issue writes, then BM25's order."""
     named = mentions(issue)
     ranked = [ranked.document for ranked in rank(issue, documents)]
     paths = (*named.paths, *SOURCE_PATH.findall(issue))
@@ -41,22 +43,25 @@ def candidate_locations(
         location for document in best_files for location in targets(document.path, document.text)
     ]
     if not found:
-        return []
+        return [], SpanScores({})
+    spans = span_scores(issue, found)
     by_label = {location.label: location for location in found}
     scored = rank(issue, [Document(location.label, location.source) for location in found])
     ordered = [by_label[ranked.document.path] for ranked in scored]
     words = set(IDENTIFIER.findall(issue))
     dotted = dotted_mentions(issue)
     frames = set(named.names)
+    weight = {location.label: spans.of(location) for location in ordered}
     # stable sorts: BM25's order kept within each rank
     ordered.sort(
         key=lambda location: (
+            -weight[location.label],
             location.name not in frames,
             not written_dotted(location, dotted),
             location.name not in words,
         )
     )
-    return ordered[:functions]
+    return ordered[:functions], spans
 
 
 def dotted_mentions(issue: str) -> set[tuple[str, str]]:
@@ -88,14 +93,31 @@ def mentioned_path(path: str, paths: tuple[str, ...]) -> bool:
     )
 
 
-def issue_choice(issue: str, candidates: list[Location]) -> tuple[Location, str] | None:
+def issue_choice(
+    issue: str, candidates: list[Location], spans: SpanScores
+) -> tuple[Location, str] | None:
     """The candidate the issue itself picks, and why: the only one whose name it writes, or
     among those the only one it writes dotted (`Version.replace` beside a `parse` it also
     names); None when the model has to choose. A class written dotted is not picked: the
-    issue's `module.Class` may mean its constructor or a method as much as its class body."""
+    issue's `module.Class` may mean its constructor or a method as much as its class body.
+    Where another candidate holds more of the issue's code (`spans`) than the one it names,
+    that one is picked: the issue names the entry point it called (`parse.parse`), its code
+    (`^`, `<`) the function that handles it (`Parser._handle_field`)."""
+    picked = named_choice(issue, candidates)
+    if picked is None:
+        return None
+    held = max(candidates, key=spans.of)
+    if spans.of(held) > spans.of(picked[0]):
+        written = ", ".join(f"`{span}`" for span in spans.held(held))
+        return held, f"it holds the issue's code {written}, more than {picked[0].qualname} does"
+    return picked
+
+
+def named_choice(issue: str, candidates: list[Location]) -> tuple[Location, str] | None:
+    """The candidate the issue's names pick (issue_choice), if any."""
     mentioned = set(IDENTIFIER.findall(issue))
     named = [location for location in candidates if location.name in mentioned]
-    if len(named) == 1:
+    if len(named) == 1 and named[0].kind != "class":
         return named[0], "the issue names one candidate"
     dotted = dotted_mentions(issue)
     written = [

@@ -147,11 +147,16 @@ class Pipeline(StagedEpisode):
     def _localize(self, tree: dict[str, str]) -> list[Location]:
         config = self.strategy.localize
         documents = documents_of(tree, structure.suffixes(self.language))
-        candidates = candidate_locations(self.problem, documents, config.files, config.functions)
+        candidates, spans = candidate_locations(
+            self.problem, documents, config.files, config.functions
+        )
         if not candidates:
             raise Dropped(f"no {self.language} function found in the repository's source files")
-        details: dict[str, Any] = {"candidates": [location.label for location in candidates]}
-        picked = issue_choice(self.problem, candidates)
+        details: dict[str, Any] = {
+            "candidates": [location.label for location in candidates],
+            "code_spans": {span: round(weight, 2) for span, weight in spans.weights.items()},
+        }
+        picked = issue_choice(self.problem, candidates, spans)
         if len(candidates) == 1 or picked is not None:
             chosen, why = picked or (candidates[0], "one candidate function")
             candidates = [chosen, *(c for c in candidates if c is not chosen)]
