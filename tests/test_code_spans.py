@@ -1,11 +1,13 @@
 """Localization by the issue's inline code: a span of code the issue writes that few locations
-hold ranks them first, and picks one over the entry point the issue names."""
+hold ranks them first, and picks one over the entry point the issue names; and the pipeline's
+BM25, which counts a compound identifier by its words too."""
 
 from __future__ import annotations
 
 from swe_aci.pipeline.code_spans import code_spans, span_scores
 from swe_aci.pipeline.localize import candidate_locations, issue_choice
 from swe_aci.pipeline.skeleton import locations
+from swe_aci.retrieval.bm25 import rank, with_word_parts
 from swe_aci.retrieval.documents import Document
 
 PARSER = '''import re
@@ -74,3 +76,16 @@ def test_the_function_holding_the_issue_s_code_comes_first_and_is_chosen() -> No
     picked = issue_choice(ISSUE, found, spans)
     assert picked is not None and picked[0].qualname == "Parser.match_re"
     assert picked[1] == "it holds the issue's code `$`, more than parse does"
+
+
+def test_compound_identifiers_count_by_their_words_in_the_pipeline_s_bm25_only() -> None:
+    assert with_word_parts("self._match_re(SemVerWithVPrefix)") == (
+        "self._match_re match re(SemVerWithVPrefix Sem Ver With V Prefix)"
+    )
+    documents = [
+        Document("a.py", "def _match_re(self):\n    return self.pattern\n"),
+        Document("b.py", "def anchors(text):\n    return text\n"),
+    ]
+    issue = "the match of the pattern ignores the anchors"
+    assert rank(issue, documents, word_parts=True)[0].document.path == "a.py"
+    assert rank(issue, documents)[0].document.path == "b.py"  # SWE-bench's BM25, as the RAG's

@@ -16,7 +16,9 @@ TEMPLATE_VARIABLES: dict[str, frozenset[str]] = {
     "localize": frozenset({"problem_statement", "skeleton", "count"}),
     "repair": frozenset({"problem_statement", "path", "name", "code", "context"}),
     "blocks": frozenset({"problem_statement", "names", "path", "regions"}),
-    "reproduce": frozenset({"problem_statement", "module", "name", "signature", "imports"}),
+    "reproduce": frozenset(
+        {"problem_statement", "module", "name", "signature", "imports", "definitions"}
+    ),
 }
 
 
@@ -46,7 +48,8 @@ class PipelineTemplates(BaseModel):
     reproduce: str
     """A test from the issue's examples: {{problem_statement}}, {{module}} (import path),
     {{name}} (the function's name), {{signature}}, {{imports}} (the import statements of the
-    issue's own code, a list)."""
+    issue's own code, a list), {{definitions}} (what the issue uses that only the repository's
+    tests or docs define: each with `name`, `path` and `source`)."""
 
     @model_validator(mode="after")
     def _templates_render(self) -> PipelineTemplates:

@@ -1,7 +1,8 @@
-"""Localization: BM25 over the repository's files (paths and contents), then over the functions
-and other targets (structure.py: candidates.py for Python, declarations.py for the languages
-tree-sitter parses) of the best files; what the issue names comes first. The model then chooses one of the
-candidates from a numbered skeleton (file -> functions with signatures)."""
+"""Localization: BM25 over the repository's files (paths and contents, compound identifiers
+counted by their words too), then over the functions and other targets (structure.py:
+candidates.py for Python, declarations.py for the languages tree-sitter parses) of the best
+files; what holds the issue's inline code and what the issue names come first. The model then
+chooses one of the candidates from a numbered skeleton (file -> functions with signatures)."""
 
 from __future__ import annotations
 
@@ -35,7 +36,7 @@ def candidate_locations(
     traceback frame names, then what the issue writes dotted (`Class.method`,
     `package.function`), then any other name the issue writes, then BM25's order."""
     named = mentions(issue)
-    ranked = [ranked.document for ranked in rank(issue, documents)]
+    ranked = [ranked.document for ranked in rank(issue, documents, word_parts=True)]
     paths = (*named.paths, *SOURCE_PATH.findall(issue))
     ranked.sort(key=lambda document: not mentioned_path(document.path, paths))
     best_files = ranked[:files]
@@ -46,7 +47,11 @@ def candidate_locations(
         return [], SpanScores({})
     spans = span_scores(issue, found)
     by_label = {location.label: location for location in found}
-    scored = rank(issue, [Document(location.label, location.source) for location in found])
+    scored = rank(
+        issue,
+        [Document(location.label, location.source) for location in found],
+        word_parts=True,
+    )
     ordered = [by_label[ranked.document.path] for ranked in scored]
     words = set(IDENTIFIER.findall(issue))
     dotted = dotted_mentions(issue)

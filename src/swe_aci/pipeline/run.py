@@ -44,6 +44,7 @@ from swe_aci.pipeline.localize import (
     skeleton,
 )
 from swe_aci.pipeline.models import ModelPool
+from swe_aci.pipeline.outside_definitions import outside_definitions
 from swe_aci.pipeline.prompts import (
     Region,
     blocks_variables,
@@ -214,9 +215,9 @@ class Pipeline(StagedEpisode):
                 {"test": text, "accepted": accepted, "dropped": dropped, "origin": "issue example"},
             )
         if self._reproduction is None:
-            self._model_reproduction(candidates[0])
+            self._model_reproduction(tree, candidates[0])
 
-    def _model_reproduction(self, location: Location) -> None:
+    def _model_reproduction(self, tree: dict[str, str], location: Location) -> None:
         config = self.strategy.reproduce
         module = module_name(location.path)
         prompt = self._render(
@@ -226,6 +227,7 @@ class Pipeline(StagedEpisode):
             name=location.qualname,
             signature=location.signature,
             imports=reproduction_imports(self.problem, module, location.qualname),
+            definitions=outside_definitions(self.problem, tree),
         )
         total = len(config.temperatures)
         for number, temperature in enumerate(config.temperatures, start=1):

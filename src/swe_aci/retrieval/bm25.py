@@ -6,6 +6,7 @@ issue that match a path count too.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,12 +42,32 @@ def check_available() -> None:
         raise RetrievalUnavailable(UNAVAILABLE)
 
 
-def rank(query: str, documents: list[Document]) -> list[Ranked]:
-    """All documents, best match first; equal scores keep path order."""
+IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+WORD_PART = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
+
+
+def with_word_parts(text: str) -> str:
+    """`text` with each compound identifier followed by its words: `_match_re` also counts as
+    `match` and `re`, `SemVerWithVPrefix` as `sem`, `ver`, `with`, `v`, `prefix`."""
+
+    def expand(match: re.Match[str]) -> str:
+        word = match.group(0)
+        parts = WORD_PART.findall(word)
+        return f"{word} {' '.join(parts)}" if len(parts) > 1 or word[0] == "_" else word
+
+    return IDENTIFIER.sub(expand, text)
+
+
+def rank(query: str, documents: list[Document], word_parts: bool = False) -> list[Ranked]:
+    """All documents, best match first; equal scores keep path order. With `word_parts`, the
+    words of compound identifiers count too (the pipeline's localization over code; SWE-bench's
+    BM25 retrieval, which the RAG baseline follows, does not split them)."""
     if not documents:
         return []
     bm25s = bm25s_module()
     corpus = [f"{document.path}\n{document.text}" for document in documents]
+    if word_parts:
+        corpus, query = [with_word_parts(text) for text in corpus], with_word_parts(query)
     corpus_tokens = bm25s.tokenize(corpus, stopwords="en", show_progress=False)
     query_tokens = bm25s.tokenize([query], stopwords="en", return_ids=False, show_progress=False)
     known = set(corpus_tokens.vocab)
