@@ -148,6 +148,20 @@ def test_the_repositorys_addopts_do_not_break_the_pipelines_test_runs(tmp_path: 
     assert result.exit_status == "submitted"
 
 
+def test_a_test_file_that_fails_to_import_leaves_the_others_regression_signal(
+    tmp_path: Path,
+) -> None:
+    """One related test file needs a package the sandbox lacks: before, its collection error
+    stopped the whole run ("no regression signal (1 tests ran, none passed)")."""
+    broken = "import not_installed_anywhere\nfrom wordcount import top_words\n\n\ndef test_x():\n    pass\n"
+    repo = wordcount(tmp_path / "repo", {"tests/test_broken.py": broken})
+    result, steps = run(tmp_path, [NO_TEST, NO_TEST, RIGHT_BLOCK], PLAIN_ISSUE,
+                        "strategy.repair.rewrite_max_lines=0", repo=repo)  # fmt: skip
+    assert steps["tests at the base"]["observation"].startswith("1 pass of 4")
+    assert "regressions 0" in steps["validate 1"]["observation"]
+    assert result.exit_status == "submitted"
+
+
 # -- targets beyond functions ----------------------------------------------------------------
 
 SLUG = '''"""Slugs."""

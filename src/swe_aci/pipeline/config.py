@@ -120,8 +120,10 @@ class ValidateConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     test_command: str = Field(
-        "python -m pytest -q -p no:cacheprovider -rA",
-        description="pytest with -rA; run from the repository root with --rootdir and the files",
+        "python -m pytest -q -p no:cacheprovider -rA --continue-on-collection-errors",
+        description="pytest with -rA; run from the repository root with --rootdir and the files "
+        "(--continue-on-collection-errors: a test file that fails to import leaves the others' "
+        "regression signal)",
     )
     timeout: float = Field(120.0, gt=0, description="seconds for one test run")
     max_test_files: int = Field(10, ge=0, description="existing test files run; 0: none")

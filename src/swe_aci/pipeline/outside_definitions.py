@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass
+from typing import TypeGuard
 
 from swe_aci.pipeline.choose import DOCUMENTATION_DIRECTORIES
 from swe_aci.pipeline.issue_examples import BACKTICKS, FENCE
@@ -44,7 +45,9 @@ def top_level(text: str) -> list[ast.stmt]:
     return list(tree.body) if tree is not None else []
 
 
-def wanted_definition(node: ast.stmt, wanted: set[str], issue: str) -> bool:
+def wanted_definition(
+    node: ast.stmt, wanted: set[str], issue: str
+) -> TypeGuard[ast.ClassDef | ast.FunctionDef]:
     """A class the issue's code uses, or a function it calls (not a test, not a fixture)."""
     if isinstance(node, ast.ClassDef):
         return node.name in wanted
@@ -75,16 +78,19 @@ def outside_definitions(issue: str, tree: dict[str, str]) -> list[Definition]:
         ):
             continue
         body = top_level(text)
-        imports = [node for node in body if isinstance(node, ast.Import | ast.ImportFrom)]
+        lines = text.splitlines()
+        imports = [
+            ast.get_source_segment(text, node) or ""
+            for node in body
+            if isinstance(node, ast.Import | ast.ImportFrom)
+        ]
+        head = "\n".join(imports) + "\n\n\n" if imports else ""
         for node in body:
             if not wanted_definition(node, wanted, issue) or node.name in found:
                 continue
             start = min([node.lineno, *(d.lineno for d in node.decorator_list)])
             if (node.end_lineno or node.lineno) - start + 1 > MAX_LINES:
                 continue
-            lines = text.splitlines()
-            heads = [ast.get_source_segment(text, each) or "" for each in imports]
             own = "\n".join(lines[start - 1 : node.end_lineno])
-            source = "\n".join(heads) + ("\n\n\n" if heads else "") + own + "\n"
-            found[node.name] = Definition(node.name, path, source)
+            found[node.name] = Definition(node.name, path, f"{head}{own}\n")
     return list(found.values())[:MAX_DEFINITIONS]

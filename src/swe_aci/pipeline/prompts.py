@@ -1,5 +1,6 @@
-"""The variables of the repair prompts: the whole function to rewrite with its file's top-level
-lines, or the numbered regions of the targets to edit by search/replace blocks."""
+"""The variables of the repair prompts: the whole function to rewrite (its long docstring folded
+to one line, put back from the file after the reply) with its file's top-level lines, or the
+numbered regions of the targets to edit by search/replace blocks."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from typing import Any
 from swe_aci.pipeline import structure
 from swe_aci.pipeline.blocks import Span, comment_lines, docstring_lines, numbered, region
 from swe_aci.pipeline.candidates import Target
+from swe_aci.pipeline.repair import fold_docstring
 from swe_aci.pipeline.skeleton import Location, context_lines
 
 REGION_MARGIN = 3  # lines shown before and after a target's region
@@ -19,7 +21,7 @@ def rewrite_variables(issue: str, tree: dict[str, str], location: Location) -> d
         "problem_statement": issue,
         "path": location.path,
         "name": location.name,
-        "code": location.source.rstrip("\n"),
+        "code": fold_docstring(location.source).rstrip("\n"),
         "context": context_lines(tree[location.path], location.name),
     }
 

@@ -53,7 +53,14 @@ from swe_aci.pipeline.prompts import (
     shown_spans,
 )
 from swe_aci.pipeline.record import OnStep, StagedEpisode, record_skipped
-from swe_aci.pipeline.repair import Dropped, Edit, code_blocks, make_edit, rewrite_tokens
+from swe_aci.pipeline.repair import (
+    Dropped,
+    Edit,
+    code_blocks,
+    fold_docstring,
+    make_edit,
+    rewrite_tokens,
+)
 from swe_aci.pipeline.reproduction import Reproduction
 from swe_aci.pipeline.sandbox import Sandbox, SandboxNotRestored
 from swe_aci.pipeline.skeleton import Location, module_name
@@ -345,7 +352,7 @@ class Pipeline(StagedEpisode):
             else self._blocks_prompt(tree, target)
         )
         limit = (
-            rewrite_tokens(target.first.source, config.max_output_tokens)
+            rewrite_tokens(fold_docstring(target.first.source), config.max_output_tokens)
             if rewrite
             else config.block_output_tokens
         )

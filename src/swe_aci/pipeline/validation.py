@@ -111,15 +111,17 @@ class Validation:
                 self.check_time()
                 base = self.sandbox.run_isolated({}, {}, files)
                 passed = None if base.timed_out or not base.passed else base.passed
-                signal = (
-                    f"{len(base.passed)} pass of {len(base.statuses)}"
-                    if passed
-                    else f"no regression signal ({len(base.statuses)} tests ran, none passed)"
-                )
+                if passed:
+                    signal = f"{len(base.passed)} pass of {len(base.statuses)}"
+                elif base.timed_out:
+                    signal = f"no regression signal (timed out after {self.sandbox.timeout:g} s)"
+                else:
+                    signal = f"no regression signal ({len(base.statuses)} tests ran, none passed)"
+                tail = "" if passed else f"\n{base.tail()}"
                 self.record.step(
                     "tests at the base",
                     "existing tests",
-                    f"{signal} ({', '.join(files)})",
+                    f"{signal} ({', '.join(files)}){tail}",
                     {"files": files},
                 )
             self._baselines[key] = passed

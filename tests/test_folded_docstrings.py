@@ -1,0 +1,56 @@
+"""A whole-function rewrite is shown the function with its long docstring folded to one line,
+and the docstring is put back from the file whatever the reply does with the placeholder."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from swe_aci.aci.config import DEFAULT_LINT_SELECT
+from swe_aci.aci.lint import Linter
+from swe_aci.pipeline.prompts import rewrite_variables
+from swe_aci.pipeline.repair import Dropped, make_edit, rewrite_tokens
+from swe_aci.pipeline.skeleton import locations
+
+VERSION = '''class Version:
+    def replace(self, **parts):
+        """
+        Replace one or more parts of a version and return a new
+        Version object, but leave self untouched.
+
+        :param parts: the parts to be updated
+        """
+        version = dict(parts)
+        return Version(**version)
+
+    def short(self):
+        """One line."""
+        return 1
+'''
+LINT = Linter(DEFAULT_LINT_SELECT)
+
+
+def fenced(code: str) -> str:
+    return f"```python\n{code}```\n"
+
+
+def test_the_rewrite_prompt_folds_a_long_docstring_and_the_edit_puts_it_back() -> None:
+    found = {location.qualname: location for location in locations("v.py", VERSION)}
+    replace = found["Version.replace"]
+    code = rewrite_variables("issue", {"v.py": VERSION}, replace)["code"]
+    assert code == (
+        '    def replace(self, **parts):\n        """..."""\n'
+        "        version = dict(parts)\n        return Version(**version)"
+    )
+    assert rewrite_tokens(code, 4096) < rewrite_tokens(replace.source, 4096)
+    short = rewrite_variables("issue", {"v.py": VERSION}, found["Version.short"])["code"]
+    assert '"""One line."""' in short
+    fixed = "def replace(self, **parts):\n{}    version = dict(parts)\n    return type(self)(**version)\n"
+    for docstring in ('    """..."""\n', ""):  # the placeholder kept, or no docstring at all
+        edit = make_edit(VERSION, replace, fenced(fixed.format(docstring)), LINT)
+        assert edit.texts["v.py"] == VERSION.replace("return Version(", "return type(self)(")
+    own = make_edit(VERSION, replace, fenced(fixed.format('    """Mine."""\n')), LINT)
+    assert '"""Mine."""' in own.texts["v.py"] and "leave self untouched" not in own.texts["v.py"]
+    with pytest.raises(Dropped, match="the function is unchanged"):
+        make_edit(VERSION, replace, fenced(textwrap.dedent(code) + "\n"), LINT)
