@@ -1,5 +1,6 @@
 """A whole-function rewrite is shown the function with its long docstring folded to one line,
-and the docstring is put back from the file whatever the reply does with the placeholder."""
+and the docstring is put back from the file whatever the reply does with the placeholder: kept,
+dropped, or replaced by one the model wrote."""
 
 from __future__ import annotations
 
@@ -51,6 +52,9 @@ def test_the_rewrite_prompt_folds_a_long_docstring_and_the_edit_puts_it_back() -
         edit = make_edit(VERSION, replace, fenced(fixed.format(docstring)), LINT)
         assert edit.texts["v.py"] == VERSION.replace("return Version(", "return type(self)(")
     own = make_edit(VERSION, replace, fenced(fixed.format('    """Mine."""\n')), LINT)
-    assert '"""Mine."""' in own.texts["v.py"] and "leave self untouched" not in own.texts["v.py"]
+    assert own.texts == edit.texts  # a docstring the model wrote without seeing the original
+    with pytest.raises(Dropped, match="the function is unchanged"):  # a docstring-only edit
+        make_edit(VERSION, replace, fenced(textwrap.dedent(replace.source.replace(
+            '"""\n        Replace one', '"""Replace parts.\n        Replace one'))), LINT)  # fmt: skip
     with pytest.raises(Dropped, match="the function is unchanged"):
         make_edit(VERSION, replace, fenced(textwrap.dedent(code) + "\n"), LINT)

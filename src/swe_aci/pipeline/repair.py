@@ -126,8 +126,9 @@ def fold_docstring(function: str) -> str:
 
 
 def unfold_docstring(function: str, original: str) -> str:
-    """The reply's `function` (dedented) with the original's folded docstring back where the
-    reply kept the placeholder or wrote no docstring; a docstring the model wrote stays."""
+    """The reply's `function` (dedented) with the original's folded docstring in place of the
+    placeholder, of a docstring the model wrote instead (it never saw the original: a
+    docstring-only edit is no fix), or where it wrote none."""
     span = docstring_span(original)
     if span is None or span[1] - span[0] + 1 < FOLD_LINES:
         return function
@@ -136,19 +137,14 @@ def unfold_docstring(function: str, original: str) -> str:
     if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
         return function
     lines = function.splitlines(keepends=True)
-    body = node.body[0]
-    indent = " " * body.col_offset
     docstring = textwrap.indent(
         textwrap.dedent("".join(original.splitlines(keepends=True)[span[0] - 1 : span[1]])),
-        indent,
+        " " * node.body[0].col_offset,
         lambda line: bool(line.strip()),
     )
     own = docstring_span(function)
-    if own is not None:
-        if lines[own[0] - 1].strip() != FOLDED_DOCSTRING:
-            return function
-        return "".join([*lines[: own[0] - 1], docstring, *lines[own[1] :]])
-    return "".join([*lines[: body.lineno - 1], docstring, *lines[body.lineno - 1 :]])
+    start, end = own if own is not None else (node.body[0].lineno, node.body[0].lineno - 1)
+    return "".join([*lines[: start - 1], docstring, *lines[end:]])
 
 
 def make_edit(text: str, location: Location, reply: str, linter: Linter | None) -> Edit:
