@@ -13,10 +13,9 @@ from swe_aci.pipeline.code_spans import SpanScores, span_scores
 from swe_aci.pipeline.issue_examples import mentions
 from swe_aci.pipeline.skeleton import Location
 from swe_aci.pipeline.structure import targets
-from swe_aci.retrieval.bm25 import rank
+from swe_aci.retrieval.bm25 import IDENTIFIER, rank
 from swe_aci.retrieval.documents import Document
 
-IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 DOTTED = re.compile(r"(?<![\w.])([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+)")  # `Version.replace`
 # a path of a file of the languages tree-sitter parses, absolute ones (a stack trace's) included
 SOURCE_PATH = re.compile(

@@ -14,11 +14,11 @@ from typing import TypeGuard
 from swe_aci.pipeline.choose import DOCUMENTATION_DIRECTORIES
 from swe_aci.pipeline.issue_examples import BACKTICKS, FENCE
 from swe_aci.pipeline.skeleton import parse
+from swe_aci.retrieval.bm25 import IDENTIFIER
 from swe_aci.retrieval.documents import is_test_path
 
 MAX_LINES = 40  # a longer definition costs the small model more prompt than it helps
 MAX_DEFINITIONS = 2
-IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
 DEFINES = re.compile(r"^\s*(?:class|def)\s+([A-Za-z_]\w*)", re.MULTILINE)
 
 

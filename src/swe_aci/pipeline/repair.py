@@ -112,12 +112,18 @@ def docstring_span(function: str) -> tuple[int, int] | None:
     return first.lineno, first.end_lineno or first.lineno
 
 
+def folded_span(function: str) -> tuple[int, int] | None:
+    """The lines of the docstring `fold_docstring` folds: one of FOLD_LINES or more."""
+    span = docstring_span(function)
+    return span if span is not None and span[1] - span[0] + 1 >= FOLD_LINES else None
+
+
 def fold_docstring(function: str) -> str:
     """`function` with a docstring of FOLD_LINES or more lines shown as one `\"\"\"...\"\"\"`
     line: the model reads and copies back only the code (a 13-line docstring costs a rewrite
     about 115 tokens of output, 10 s on two CPU cores)."""
-    span = docstring_span(function)
-    if span is None or span[1] - span[0] + 1 < FOLD_LINES:
+    span = folded_span(function)
+    if span is None:
         return function
     lines = function.splitlines(keepends=True)
     first = lines[span[0] - 1]
@@ -129,8 +135,8 @@ def unfold_docstring(function: str, original: str) -> str:
     """The reply's `function` (dedented) with the original's folded docstring in place of the
     placeholder, of a docstring the model wrote instead (it never saw the original: a
     docstring-only edit is no fix), or where it wrote none."""
-    span = docstring_span(original)
-    if span is None or span[1] - span[0] + 1 < FOLD_LINES:
+    span = folded_span(original)
+    if span is None:
         return function
     tree = parse(function)
     node = tree.body[0] if tree is not None and tree.body else None
