@@ -43,6 +43,8 @@ def block(old: str, new: str, path: str = "wordcount/counter.py") -> str:
     return f"{path}\n<<<<<<< SEARCH\n{old}=======\n{new}>>>>>>> REPLACE\n"
 
 
+# every sample of the function a search/replace block: no whole rewrite, no window
+BLOCKS_ONLY = ("strategy.repair.rewrite_max_lines=0", "strategy.repair.window_lines=0")
 RIGHT_BLOCK = block("    return ranked[: n - 1]\n", "    return ranked[:n]\n")
 NO_TEST = "I cannot write a test."
 
@@ -92,9 +94,7 @@ def test_what_the_reproduction_test_writes_never_reaches_the_tests_or_the_patch(
     """The model's test writes a file, appends to a source file and empties the test files
     before asserting: every run starts from a clean tree, the baseline still counts the
     repository's tests, and the submission is exactly the chosen edit."""
-    result, steps = run(
-        tmp_path, [ATTACK, RIGHT_BLOCK], PLAIN_ISSUE, "strategy.repair.rewrite_max_lines=0"
-    )
+    result, steps = run(tmp_path, [ATTACK, RIGHT_BLOCK], PLAIN_ISSUE, *BLOCKS_ONLY)
     assert result.exit_status == "submitted"
     assert "pwned" not in result.submission.lower() and "tests/" not in result.submission
     changed = [line for line in result.submission.splitlines() if line[:1] in "+-"]
@@ -116,7 +116,7 @@ MARKER = fenced(
 
 def test_a_reproduction_that_fails_only_on_its_first_run_is_rejected(tmp_path: Path) -> None:
     result, steps = run(tmp_path, [MARKER, MARKER, RIGHT_BLOCK], PLAIN_ISSUE,
-                        "strategy.repair.rewrite_max_lines=0")  # fmt: skip
+                        *BLOCKS_ONLY)  # fmt: skip
     assert "fails only on its first run" in steps["reproduce 1/2 (T=0)"]["observation"]
     assert "passes at the base" in steps["reproduce 2/2 (T=0.7)"]["observation"]  # its marker
     for action in ("reproduce 1/2 (T=0)", "reproduce 2/2 (T=0.7)"):
@@ -128,7 +128,7 @@ def test_a_reproduction_that_fails_only_on_its_first_run_is_rejected(tmp_path: P
 def test_a_candidate_that_only_breaks_existing_tests_is_not_submitted(tmp_path: Path) -> None:
     breaking = block('WORD = re.compile(r"[A-Za-z\']+")\n', 'WORD = re.compile(r"[a-z\']+")\n')
     result, steps = run(tmp_path, [NO_TEST, NO_TEST, breaking], PLAIN_ISSUE,
-                        "strategy.repair.rewrite_max_lines=0")  # fmt: skip
+                        *BLOCKS_ONLY)  # fmt: skip
     assert result.exit_status == "exit_format" and result.submission == ""
     assert "regressions 1" in steps["validate 1"]["observation"]
     assert "no fix found" in steps["choose"]["observation"]
@@ -142,7 +142,7 @@ def test_the_repositorys_addopts_do_not_break_the_pipelines_test_runs(tmp_path: 
         tmp_path / "repo", {"setup.cfg": "[tool:pytest]\naddopts = --cov=wordcount --strict\n"}
     )
     result, steps = run(tmp_path, [NO_TEST, NO_TEST, RIGHT_BLOCK], PLAIN_ISSUE,
-                        "strategy.repair.rewrite_max_lines=0", repo=repo)  # fmt: skip
+                        *BLOCKS_ONLY, repo=repo)  # fmt: skip
     assert steps["tests at the base"]["observation"].startswith("1 pass of 3")
     assert "regressions 0" in steps["validate 1"]["observation"]
     assert result.exit_status == "submitted"
@@ -156,7 +156,7 @@ def test_a_test_file_that_fails_to_import_leaves_the_others_regression_signal(
     broken = "import not_installed_anywhere\nfrom wordcount import top_words\n\n\ndef test_x():\n    pass\n"
     repo = wordcount(tmp_path / "repo", {"tests/test_broken.py": broken})
     result, steps = run(tmp_path, [NO_TEST, NO_TEST, RIGHT_BLOCK], PLAIN_ISSUE,
-                        "strategy.repair.rewrite_max_lines=0", repo=repo)  # fmt: skip
+                        *BLOCKS_ONLY, repo=repo)  # fmt: skip
     assert steps["tests at the base"]["observation"].startswith("1 pass of 4")
     assert "regressions 0" in steps["validate 1"]["observation"]
     assert result.exit_status == "submitted"

@@ -31,7 +31,8 @@ def block_pattern(language: str | None) -> re.Pattern[str]:
     path_end = "|".join(map(re.escape, endings))
     return re.compile(
         rf"(?:^(?P<path>[^\n<>=`]*(?:{path_end}))[ \t]*\n(?:```[\w]*\n)?)?"
-        r"^<{5,9}[^\n]*\n(?P<old>.*?)^={5,9}[ \t]*\n(?P<new>.*?)^>{5,9}[^\n]*$",
+        r"^<{5,9}[^\n]*\n(?P<old>.*?)^={5,9}(?P<inline>[ \t]+\S[^\n]*)?[ \t]*\n"
+        r"(?P<new>.*?)^>{5,9}[^\n]*$",
         re.DOTALL | re.MULTILINE,
     )
 
@@ -122,10 +123,13 @@ def comment_lines(text: str) -> frozenset[int]:
 def parse_blocks(reply: str, default_path: str) -> list[Block]:
     """The search/replace blocks of a reply; a block without a path line edits `default_path`.
     Line-number prefixes copied from the numbered region are stripped; the markers' words are
-    not checked (a small model writes `<<<<<<< HEAD` as often as `<<<<<<< SEARCH`)."""
+    not checked (a small model writes `<<<<<<< HEAD` as often as `<<<<<<< SEARCH`, and the
+    first new line on the `=======` line itself)."""
     blocks = []
     for match in block_pattern(structure.language(default_path)).finditer(reply):
-        old, new = strip_numbers(match.group("old")), strip_numbers(match.group("new"))
+        inline = match.group("inline")  # `=======    x = 1`: the first new line after the marker
+        new = f"{inline}\n{match.group('new')}" if inline else match.group("new")
+        old, new = strip_numbers(match.group("old")), strip_numbers(new)
         if old.strip() or new.strip():
             path = (match.group("path") or "").strip().strip("`*# ") or default_path
             blocks.append(Block(path, old, new))
@@ -277,6 +281,23 @@ def fragment_line(lines: list[str], old: str, shown: tuple[Span, ...]) -> int | 
     return inside[0] if len(inside) == 1 else None
 
 
+def edit_problem(
+    text: str, candidate: str, path: str, replaced: Span, lines: int, linter: Linter | None
+) -> str | None:
+    """Why `candidate`, the file `text` once its lines `replaced` became `lines` lines, is no
+    edit to keep: it no longer parses, or it adds a lint error (Python); None when it is fine."""
+    first, last = replaced
+    problem = structure.syntax_problem(text, candidate, path, first, last, lines)
+    if problem is not None:
+        return problem
+    if linter is None or structure.language(path) != structure.PYTHON:
+        return None
+    errors = introduced_errors(
+        linter.errors(text, path), linter.errors(candidate, path), first, last, lines
+    )
+    return f"lint: {errors[0].describe()} (line {errors[0].line})" if errors else None
+
+
 def apply_blocks(
     texts: dict[str, str],
     blocks: list[Block],
@@ -304,30 +325,16 @@ def apply_blocks(
             continue
         index, count, new, how = placed
         lines = text.splitlines(keepends=True)
-        replacement = new.count("\n")
         candidate = "".join([*lines[:index], new, *lines[index + count :]])
         if candidate == text:
             notes.append(f"block {number}: dropped: its new lines are the old ones")
             continue
-        problem = structure.syntax_problem(
-            text, candidate, block.path, index + 1, index + count, replacement
+        problem = edit_problem(
+            text, candidate, block.path, (index + 1, index + count), new.count("\n"), linter
         )
         if problem is not None:
             notes.append(f"block {number}: dropped: {problem}")
             continue
-        if linter is not None and structure.language(block.path) == structure.PYTHON:
-            errors = introduced_errors(
-                linter.errors(text, block.path),
-                linter.errors(candidate, block.path),
-                index + 1,
-                index + count,
-                replacement,
-            )
-            if errors:
-                notes.append(
-                    f"block {number}: dropped: lint: {errors[0].describe()} (line {errors[0].line})"
-                )
-                continue
         current[block.path] = candidate
         where = f"lines {index + 1}-{index + count}"
         notes.append(f"block {number}: applied at {where}" + (f" ({how})" if how else ""))

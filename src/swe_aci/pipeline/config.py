@@ -16,6 +16,7 @@ TEMPLATE_VARIABLES: dict[str, frozenset[str]] = {
     "localize": frozenset({"problem_statement", "skeleton", "count"}),
     "repair": frozenset({"problem_statement", "path", "name", "code", "context"}),
     "blocks": frozenset({"problem_statement", "names", "path", "regions"}),
+    "window": frozenset({"problem_statement", "path", "name", "signature", "code"}),
     "reproduce": frozenset(
         {"problem_statement", "module", "name", "signature", "imports", "definitions"}
     ),
@@ -45,6 +46,11 @@ class PipelineTemplates(BaseModel):
     """Search/replace blocks for a long function or a non-function target (or two targets):
     {{problem_statement}}, {{names}} (the targets, joined), {{regions}} (each target's file and
     numbered lines)."""
+    window: str
+    """Rewrite a window of a long target: {{problem_statement}}, {{path}}, {{name}} (the
+    target's qualified name), {{signature}} (its first line, summarized), {{code}} (the
+    window's lines under the function's `def` line, `...` for the lines left out, the line
+    where the reproduction fails marked)."""
     reproduce: str
     """A test from the issue's examples: {{problem_statement}}, {{module}} (import path),
     {{name}} (the function's name), {{signature}}, {{imports}} (the import statements of the
@@ -103,6 +109,13 @@ class RepairConfig(BaseModel):
         40,
         gt=0,
         description="lines of a target shown numbered for blocks (around the issue's words)",
+    )
+    window_lines: int = Field(
+        16,
+        ge=0,
+        description="lines of code (comments and docstrings not counted) of a long Python "
+        "target a windowed rewrite shows, around the issue's words or the failing line; every "
+        "other sample of such a target is one, the others blocks; 0: blocks only",
     )
 
 

@@ -30,7 +30,6 @@ from swe_aci.env.base import Environment
 from swe_aci.env.diff import patch_paths
 from swe_aci.models.base import ModelError, ModelReply
 from swe_aci.pipeline import regressions, reproduction, structure
-from swe_aci.pipeline.blocks import block_edit
 from swe_aci.pipeline.candidates import Target, search_order
 from swe_aci.pipeline.choose import Group, add_edit, best, documents_of, reason
 from swe_aci.pipeline.config import PipelineStrategy
@@ -45,26 +44,13 @@ from swe_aci.pipeline.localize import (
 )
 from swe_aci.pipeline.models import ModelPool
 from swe_aci.pipeline.outside_definitions import outside_definitions
-from swe_aci.pipeline.prompts import (
-    Region,
-    blocks_variables,
-    rewrite_variables,
-    shown_regions,
-    shown_spans,
-)
 from swe_aci.pipeline.record import OnStep, StagedEpisode, record_skipped
-from swe_aci.pipeline.repair import (
-    Dropped,
-    Edit,
-    code_blocks,
-    fold_docstring,
-    make_edit,
-    rewrite_tokens,
-)
+from swe_aci.pipeline.repair import Dropped, code_blocks
 from swe_aci.pipeline.reproduction import Reproduction
+from swe_aci.pipeline.samples import MORE_SAMPLES, sample_form
 from swe_aci.pipeline.sandbox import Sandbox, SandboxNotRestored
 from swe_aci.pipeline.skeleton import Location, module_name
-from swe_aci.pipeline.tracebacks import first_targets, traceback_locations, traced_lines
+from swe_aci.pipeline.tracebacks import first_targets, traceback_locations
 from swe_aci.pipeline.validation import Validation
 from swe_aci.retrieval.documents import BaseTree
 from swe_aci.trajectory.exits import ESCAPING_ERRORS, EXIT_REASONS, SUBMITTED, exit_for
@@ -324,7 +310,7 @@ class Pipeline(StagedEpisode):
         phase = "first target" if index == 0 else "next target"
         schedule = [(t, phase) for t in config.temperatures]
         if self._reproduction is not None:
-            schedule += [(t, "more samples") for t in config.more_temperatures]
+            schedule += [(t, MORE_SAMPLES) for t in config.more_temperatures]
         return [
             (target, number, len(schedule), temperature, why)
             for number, (temperature, why) in enumerate(schedule, start=1)
@@ -340,28 +326,23 @@ class Pipeline(StagedEpisode):
         phase: str,
     ) -> Group | None:
         """One repair sample of `target`; the group it joins when it gives an edit that is new."""
-        config = self.strategy.repair
-        rewrite = target.rewrites(config.rewrite_max_lines)
-        if rewrite and phase == "more samples" and number % 2 == 0:
-            rewrite = False  # short functions get blocks too, once the rewrites did not pass
         self._samples += 1
-        source = "rewrite" if rewrite else "block"
-        prompt = (
-            self._rewrite_prompt(tree, target.first)
-            if rewrite
-            else self._blocks_prompt(tree, target)
+        output = self._reproduction.base_output if self._reproduction is not None else ""
+        sample = sample_form(
+            self.strategy.repair, self.problem, tree, target, number, phase, output
         )
-        limit = (
-            rewrite_tokens(fold_docstring(target.first.source), config.max_output_tokens)
-            if rewrite
-            else config.block_output_tokens
+        source = sample.source
+        prompt = self._render(sample.template, **sample.variables)
+        model = self.models.get(
+            temperature, max_output_tokens=sample.max_output_tokens, seed_offset=self._samples
         )
-        model = self.models.get(temperature, max_output_tokens=limit, seed_offset=self._samples)
         reply = self._ask(model, prompt)
         action = f"repair {number}/{total} (T={temperature:g}) {target.label}"
         details: dict[str, Any] = {"source": source, "location": target.label, "phase": phase}
+        if sample.window is not None:
+            details["window"] = [sample.window.start, sample.window.end]
         try:
-            edit = self._edit(tree, target, reply.content, rewrite)
+            edit = sample.edit(tree, reply.content, self.linter)
         except Dropped as dropped:
             details["dropped"] = str(dropped)
             self.record.step(
@@ -379,26 +360,6 @@ class Pipeline(StagedEpisode):
         thought = f"{source} sample kept ({phase})"
         self.record.step(action, thought, observation, details, reply, prompt)
         return group if new else None
-
-    def _edit(self, tree: dict[str, str], target: Target, reply: str, rewrite: bool) -> Edit:
-        if rewrite:
-            location = target.first
-            return make_edit(tree[location.path], location, reply, self.linter)
-        texts = {path: tree[path] for path in target.paths}
-        shown = shown_spans(self._regions(tree, target))
-        return block_edit(texts, reply, target.first.path, self.linter, shown)
-
-    def _rewrite_prompt(self, tree: dict[str, str], location: Location) -> str:
-        return self._render("repair", **rewrite_variables(self.problem, tree, location))
-
-    def _blocks_prompt(self, tree: dict[str, str], target: Target) -> str:
-        regions = self._regions(tree, target)
-        return self._render("blocks", **blocks_variables(self.problem, tree, regions))
-
-    def _regions(self, tree: dict[str, str], target: Target) -> list[Region]:
-        output = self._reproduction.base_output if self._reproduction is not None else ""
-        size = self.strategy.repair.region_lines
-        return shown_regions(self.problem, tree, target, size, traced_lines(output, tree))
 
     def _choose(self, groups: list[Group], limit: str) -> tuple[str, str]:
         chosen = best(groups)
