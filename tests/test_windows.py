@@ -116,7 +116,7 @@ def test_echoed_context_line_numbers_and_the_failing_mark_are_taken_off():
     before = SOURCE.splitlines()[window.start - 2]  # the docstring's last line
     fixed = window.code(SOURCE).replace("% n + 1]", "% n]").splitlines()
     assert fixed[:2] == ["def partition_all(n, seq):", "    ..."]
-    reply_lines = [before.strip(), *fixed]
+    reply_lines = ["from typing import Any", "", before.strip(), *fixed]  # an invented preamble
     numbered = [f"{number} | {line}" for number, line in enumerate(reply_lines, start=1)]
     reply = "```python\n" + "\n".join(numbered) + FAILS_HERE + "\n```"
     edit = window_edit(SOURCE, window, reply, LINT)
@@ -191,3 +191,21 @@ def test_the_pipeline_asks_a_long_function_for_a_window_first_and_submits_its_fi
     # the def line, the docstring left out, no line numbers
     assert "```python\ndef partition_all(n, seq):\n    ...\n    args = [iter(seq)] * n\n" in prompt
     assert "    else:\n        yield prev\n```" in prompt  # the blocks it was in shown to their end
+
+
+def test_a_window_never_ends_in_a_block_header_of_several_lines():
+    """tomlkit's `_parse_string` (bench at ec4ad41): the window ended on the `):` of an `if (...)
+    or (...):` over nine lines, cut one line at a time; every reply then failed to parse."""
+    body = "".join(f"            total += {number}\n" for number in range(12))
+    text = (
+        "def parse(code, escaped):\n    total = 0\n    while True:\n        total += 1\n"
+        "        if (\n            code == 1\n            and not escaped\n        ) or (\n"
+        "            code == 2\n        ):\n" + body + "        return total\n"
+    )
+    location = locations("p.py", text)[0]
+    for failing in range(2, 11):
+        window = window_of("code escaped", text, location, 3, failing)
+        if window is None:
+            continue
+        shown = text.splitlines()[window.start - 1 : window.end]
+        assert not shown[-1].rstrip().endswith((":", "(", "escaped", "code == 2")), shown

@@ -27,7 +27,7 @@ from swe_aci.pipeline.blocks import (
 from swe_aci.pipeline.repair import Dropped, Edit, code_blocks
 from swe_aci.pipeline.skeleton import Location, parse
 
-OPEN_END = re.compile(r"^\s*(#.*)?$|:\s*(#.*)?$")  # blank, a comment alone, a block's header
+BARE_CLAUSE = re.compile(r"^\s*(else|finally|try)\s*:\s*(#.*)?$")
 ELLIPSES = ("...", "# ...", "pass  # ...")  # the lines left out, as a reply marks them
 FAILS_HERE = "  # <- the issue's test fails here"
 WINDOW_GROWTH = 2  # a window grown past this many times its size, to whole statements, is none
@@ -35,8 +35,9 @@ WINDOW_GROWTH = 2  # a window grown past this many times its size, to whole stat
 
 @dataclass(frozen=True)
 class Window:
-    """Lines `start`..`end` (1-based, inclusive) of the location's file, shown dedented by
-    `indent` columns; `failing`: the line where the reproduction fails, if within."""
+    """Lines `start`..`end` (1-based, inclusive) of the location's file, whose code shares
+    `indent` columns of indentation there; `failing`: the line where the reproduction fails,
+    if within."""
 
     location: Location
     start: int
@@ -67,9 +68,11 @@ class Window:
 def window_of(
     issue: str, text: str, location: Location, size: int, failing: int | None
 ) -> Window | None:
-    """The window of `location` (at most `size` lines of code, comments and docstrings not
-    counted) holding most of the issue's words and the failing line, grown to whole
-    statements; None when those make it more than WINDOW_GROWTH times `size`."""
+    """The window of `location` (at most `size` lines of code, comments, docstrings and the
+    `def` lines not counted) holding most of the issue's words and the failing line, grown to
+    whole statements and to the end of the blocks it stops inside of, past the docstring,
+    ending before a block header whose body it does not hold; None when nothing is left of
+    it or it is more than WINDOW_GROWTH times `size` lines."""
     docstrings = docstring_lines(text)
     prose = docstrings | comment_lines(text) | header_lines(location)
     focus = failing if failing is not None and location.start <= failing <= location.end else None
@@ -82,10 +85,9 @@ def window_of(
         start = max(inside) + 1  # after the docstring (and the `def` line): the prompt names it
     while start < end and not lines[start - 1].strip():
         start += 1
-    while end > start and OPEN_END.search(lines[end - 1]):
-        end -= 1  # a block's header with its body past the window: the model would write one
-    if end - start + 1 > WINDOW_GROWTH * size:
-        return None
+    end = without_open_end(text, (start, end))
+    if end < start or end - start + 1 > WINDOW_GROWTH * size:
+        return None  # only a header was left, or it grew too long
     indent = min(len(line) - len(line.lstrip()) for line in lines[start - 1 : end] if line.strip())
     return Window(location, start, end, indent, focus if focus and start <= focus <= end else None)
 
@@ -118,6 +120,31 @@ def whole_statements(text: str, span: Span) -> Span:
     return start, end
 
 
+def without_open_end(text: str, span: Span) -> int:
+    """The end of `span` before its trailing blank and comment lines and before a block's
+    header (all its lines: `if (a\n or b):`) whose body is past it: shown a header, the model
+    writes a body for it."""
+    tree = parse(text)
+    headers: dict[int, int] = {}  # a header's last line -> its first
+    for node in ast.walk(tree) if tree is not None else ():
+        body = getattr(node, "body", None)
+        if isinstance(node, ast.stmt | ast.ExceptHandler) and isinstance(body, list) and body:
+            first, last = statement_head(node)
+            if body[0].lineno > last:
+                headers[last] = first
+    lines = text.splitlines()
+    start, end = span
+    while end > start:
+        line = lines[end - 1]
+        if not line.strip() or line.lstrip().startswith("#") or BARE_CLAUSE.match(line):
+            end -= 1
+        elif end in headers:
+            end = headers[end] - 1
+        else:
+            break
+    return end
+
+
 def closed_end(text: str, span: Span, most: int) -> int:
     """The end of `span` moved to the end of each block it stops inside of, innermost first,
     while the span stays within `most` lines: a window ending mid-loop shows half of it."""
@@ -137,7 +164,7 @@ def closed_end(text: str, span: Span, most: int) -> int:
     return end
 
 
-def statement_head(node: ast.stmt) -> Span:
+def statement_head(node: ast.stmt | ast.ExceptHandler) -> Span:
     """The lines of a simple statement, or of a compound statement's header (a one-line `if x:
     y` counts as simple)."""
     start = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])
@@ -164,8 +191,16 @@ def window_edit(text: str, window: Window, reply: str, linter: Linter | None) ->
     lines = text.splitlines()
     written = without_echo(reply_lines(reply), lines[: window.start - 1], lines[window.end :])
     header = [lines[number - 1] for number in sorted(header_lines(location))]
-    if header and len(written) >= len(header) and all(map(same, written, header)):
-        written = written[len(header) :]  # the `def` line shown above the window
+    at = next(
+        (
+            index
+            for index in range(len(written) - len(header) + 1)
+            if header and all(map(same, written[index:], header))
+        ),
+        None,
+    )
+    if at is not None:  # the `def` line shown above the window, and what the reply put before it
+        written = written[at + len(header) :]
     while written and written[0].strip() in ELLIPSES:
         written = written[1:]
     while written and written[-1].strip() in ELLIPSES:
