@@ -43,8 +43,8 @@ def block(old: str, new: str, path: str = "wordcount/counter.py") -> str:
     return f"{path}\n<<<<<<< SEARCH\n{old}=======\n{new}>>>>>>> REPLACE\n"
 
 
-# every sample of the function a search/replace block: no whole rewrite, no window
-BLOCKS_ONLY = ("strategy.repair.rewrite_max_lines=0", "strategy.repair.window_lines=0")
+# every sample of the function a search/replace block: no whole rewrite (windows are off)
+BLOCKS_ONLY = ("strategy.repair.rewrite_max_lines=0",)
 RIGHT_BLOCK = block("    return ranked[: n - 1]\n", "    return ranked[:n]\n")
 NO_TEST = "I cannot write a test."
 

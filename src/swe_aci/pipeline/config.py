@@ -111,11 +111,12 @@ class RepairConfig(BaseModel):
         description="lines of a target shown numbered for blocks (around the issue's words)",
     )
     window_lines: int = Field(
-        16,
+        0,
         ge=0,
         description="lines of code (comments and docstrings not counted) of a long Python "
         "target a windowed rewrite shows, around the issue's words or the failing line; every "
-        "other sample of such a target is one, the others blocks; 0: blocks only",
+        "other sample of such a target is one (the first), the others blocks; 0: blocks only "
+        "(the default: windows measured below blocks on the real bugs, docs/pipeline.md)",
     )
 
 

@@ -3,8 +3,8 @@ windowed rewrite of a longer Python target (windows.py) or search/replace blocks
 its template, the template's variables and output cap, and how its reply becomes an edit.
 
 Which form: a short function is rewritten whole, then (once the first samples did not pass)
-every other sample is blocks; a longer Python target alternates windows (first) and blocks,
-`repair.window_lines` set; two targets at once and other languages are edited by blocks."""
+every other sample is blocks; a longer Python target gets blocks, or, `repair.window_lines` set,
+windows (first) and blocks in turn; two targets at once and other languages get blocks."""
 
 from __future__ import annotations
 
