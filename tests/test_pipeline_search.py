@@ -478,3 +478,12 @@ def test_a_block_that_changes_nothing_is_dropped_saying_so() -> None:
     same = block("return self.dash.join(parts)\n", "return self.dash.join(parts)\n", "slug.py")
     with pytest.raises(Dropped, match="block 1: dropped: its new lines are the old ones"):
         block_edit({"slug.py": SLUG}, same, "slug.py", LINT)
+
+
+def test_a_blocks_first_new_line_on_the_separator_line_is_read() -> None:
+    """Seen in the bench (wcwidth): `=======        if idx < end - 1:`, the new line written
+    on the marker's own line, was read as no block at all."""
+    reply = "w.py\n<<<<<<< SEARCH\n        if idx < end:\n=======        if idx < end - 1:\n>>>>>>> REPLACE\n"
+    [parsed] = parse_blocks(reply, "w.py")
+    assert parsed.old == "        if idx < end:\n"
+    assert parsed.new == "        if idx < end - 1:\n"
