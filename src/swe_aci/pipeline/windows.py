@@ -30,6 +30,7 @@ from swe_aci.pipeline.skeleton import Location, parse
 BARE_CLAUSE = re.compile(r"^\s*(else|finally|try)\s*:\s*(#.*)?$")
 ELLIPSES = ("...", "# ...", "pass  # ...")  # the lines left out, as a reply marks them
 FAILS_HERE = "  # <- the issue's test fails here"
+Node = ast.stmt | ast.ExceptHandler  # what has a header or stands whole: statements, `except`
 WINDOW_GROWTH = 2  # a window grown past this many times its size, to whole statements, is none
 
 
@@ -77,15 +78,21 @@ def window_of(
     prose = docstrings | comment_lines(text) | header_lines(location)
     focus = failing if failing is not None and location.start <= failing <= location.end else None
     start, end = region(text, location.start, location.end, issue, size, prose, focus)
-    start, end = whole_statements(text, (start, end))
-    end = closed_end(text, (start, end), WINDOW_GROWTH * size)
+    tree = parse(text)
+    nodes = [
+        node
+        for node in (ast.walk(tree) if tree is not None else ())
+        if isinstance(node, ast.stmt | ast.ExceptHandler)
+    ]  # the file parsed once for the three steps below
+    start, end = whole_statements(nodes, (start, end))
+    end = closed_end(nodes, (start, end), WINDOW_GROWTH * size)
     lines = text.splitlines()
     inside = [number for number in docstrings if start <= number < end]
     if inside:
         start = max(inside) + 1  # after the docstring (and the `def` line): the prompt names it
     while start < end and not lines[start - 1].strip():
         start += 1
-    end = without_open_end(text, (start, end))
+    end = without_open_end(nodes, lines, (start, end))
     if end < start or end - start + 1 > WINDOW_GROWTH * size:
         return None  # only a header was left, or it grew too long
     indent = min(len(line) - len(line.lstrip()) for line in lines[start - 1 : end] if line.strip())
@@ -102,13 +109,10 @@ def header_lines(location: Location) -> frozenset[int]:
     return frozenset(range(location.start, location.start - 1 + node.body[0].lineno))
 
 
-def whole_statements(text: str, span: Span) -> Span:
+def whole_statements(nodes: list[Node], span: Span) -> Span:
     """`span` grown until no simple statement, and no compound statement's header (`if a and
     (b or c):` over two lines), stands partly inside it."""
-    tree = parse(text)
-    if tree is None:
-        return span
-    heads = [statement_head(node) for node in ast.walk(tree) if isinstance(node, ast.stmt)]
+    heads = [statement_head(node) for node in nodes if isinstance(node, ast.stmt)]
     start, end = span
     grown = True
     while grown:
@@ -120,19 +124,17 @@ def whole_statements(text: str, span: Span) -> Span:
     return start, end
 
 
-def without_open_end(text: str, span: Span) -> int:
+def without_open_end(nodes: list[Node], lines: list[str], span: Span) -> int:
     """The end of `span` before its trailing blank and comment lines and before a block's
     header (all its lines: `if (a\n or b):`) whose body is past it: shown a header, the model
     writes a body for it."""
-    tree = parse(text)
     headers: dict[int, int] = {}  # a header's last line -> its first
-    for node in ast.walk(tree) if tree is not None else ():
+    for node in nodes:
         body = getattr(node, "body", None)
-        if isinstance(node, ast.stmt | ast.ExceptHandler) and isinstance(body, list) and body:
+        if isinstance(body, list) and body:
             first, last = statement_head(node)
             if body[0].lineno > last:
                 headers[last] = first
-    lines = text.splitlines()
     start, end = span
     while end > start:
         line = lines[end - 1]
@@ -145,16 +147,13 @@ def without_open_end(text: str, span: Span) -> int:
     return end
 
 
-def closed_end(text: str, span: Span, most: int) -> int:
+def closed_end(nodes: list[Node], span: Span, most: int) -> int:
     """The end of `span` moved to the end of each block it stops inside of, innermost first,
     while the span stays within `most` lines: a window ending mid-loop shows half of it."""
-    tree = parse(text)
     start, end = span
-    if tree is None:
-        return end
     enclosing = sorted(
         (node.end_lineno or node.lineno)
-        for node in ast.walk(tree)
+        for node in nodes
         if isinstance(node, ast.stmt) and start <= node.lineno <= end < (node.end_lineno or 0)
     )
     for block_end in enclosing:
@@ -164,7 +163,7 @@ def closed_end(text: str, span: Span, most: int) -> int:
     return end
 
 
-def statement_head(node: ast.stmt | ast.ExceptHandler) -> Span:
+def statement_head(node: Node) -> Span:
     """The lines of a simple statement, or of a compound statement's header (a one-line `if x:
     y` counts as simple)."""
     start = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])
