@@ -14,6 +14,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -216,3 +217,42 @@ def test_the_next_start_sweeps_the_ray_processes_of_a_dead_owner_only(tmp_path: 
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(process.pid, signal.SIGKILL)
             process.wait()
+
+
+def test_a_marked_parent_never_sees_its_child_die(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """All marked processes are stopped before any is killed: a parent that would respawn its
+    child, or exit on its own when the child dies, gets no chance to run, even on a machine so
+    busy that each signal takes a while (as CI's is, where the parent once exited first)."""
+    from swe_aci.env.cleanup import MARKER_VARIABLE, kill_marked_processes
+
+    send = os.kill
+
+    def slow_kill(pid: int, sig: int) -> None:
+        send(pid, sig)
+        time.sleep(0.02)
+
+    monkeypatch.setattr(os, "kill", slow_kill)
+
+    log = tmp_path / "respawned"
+    env = {**os.environ, MARKER_VARIABLE: "respawn-test"}
+    script = f"while :; do sleep 60; echo again >> {log}; done"
+    parents = [
+        subprocess.Popen(["bash", "-c", script], env=env, start_new_session=True) for _ in range(24)
+    ]
+    try:
+        assert wait_for(lambda: all(len(children(p.pid)) == 1 for p in parents), 10)
+        kill_marked_processes("respawn-test")
+        assert [p.wait(timeout=10) for p in parents] == [-signal.SIGKILL] * len(parents)
+        assert not log.exists()
+    finally:
+        for process in parents:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+
+
+def children(pid: int) -> list[int]:
+    path = Path(f"/proc/{pid}/task/{pid}/children")
+    return [int(child) for child in path.read_text().split()] if path.exists() else []

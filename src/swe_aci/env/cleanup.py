@@ -111,9 +111,12 @@ def kill_marked_processes(token: str) -> None:
         victims.discard(os.getpid())
         if not victims:
             return
-        for pid in victims:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(pid, signal.SIGKILL)
+        # stopped first, all of them, so that no parent sees a child die and acts on it
+        # (respawns it, or exits on its own before its SIGKILL lands)
+        for sig in (signal.SIGSTOP, signal.SIGKILL):
+            for pid in victims:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(pid, sig)
 
 
 def _descendants(roots: set[int], parents: dict[int, int]) -> set[int]:
