@@ -12,6 +12,7 @@ import builtins
 import re
 from dataclasses import dataclass, field
 
+from swe_aci.pipeline.imports import with_imports
 from swe_aci.pipeline.skeleton import module_name, parse
 from swe_aci.retrieval.documents import is_test_path
 
@@ -391,35 +392,12 @@ def issue_tests(issue: str, importable: dict[str, str]) -> str:
         code = "\n".join(body)
         if code in seen or parse(code) is None:
             continue
-        code = with_imports(code, importable)
+        code = with_imports(code, importable, provided=frozenset({"pytest"}))
         seen.add(code)
         functions.append(f"def test_issue_example_{len(functions) + 1}():\n{indent(code)}\n")
     if not functions:
         return ""
     return "import pytest\n\n\n" + "\n\n".join(functions)
-
-
-def with_imports(code: str, importable: dict[str, str]) -> str:
-    """`code` with an import of each repository name it uses but never binds (an issue's
-    session often leaves out `from pkg import f`), from `importable`."""
-    tree = parse(code)
-    if tree is None:
-        return code
-    bound = set(dir(builtins))
-    used: list[str] = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Name):
-            if isinstance(node.ctx, ast.Load):
-                used.append(node.id)
-            else:
-                bound.add(node.id)
-        elif isinstance(node, ast.Import | ast.ImportFrom):
-            bound.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
-        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            bound.add(node.name)
-    missing = [name for name in dict.fromkeys(used) if name not in bound and name in importable]
-    imports = [f"from {importable[name]} import {name}" for name in missing]
-    return "\n".join([*imports, code])
 
 
 def mentions(issue: str) -> Mentions:

@@ -12,6 +12,7 @@ import typing
 from dataclasses import dataclass
 
 from swe_aci.aci.lint import Linter, LintError, introduced_errors
+from swe_aci.pipeline.imports import with_import_lines
 from swe_aci.pipeline.skeleton import Location, parse
 
 UNDEFINED_NAME = re.compile(r"undefined name '(\w+)'")
@@ -197,13 +198,4 @@ def typing_names(errors: list[LintError]) -> list[str]:
 
 def with_typing_import(text: str, names: list[str]) -> str:
     """`text` with `from typing import <names>` after its docstring and leading imports."""
-    tree = parse(text)
-    line = 0
-    for node in tree.body if tree is not None else []:
-        docstring = isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
-        if not (docstring or isinstance(node, ast.Import | ast.ImportFrom)):
-            break
-        line = node.end_lineno or node.lineno
-    lines = text.splitlines(keepends=True)
-    lines.insert(line, f"from typing import {', '.join(names)}\n")
-    return "".join(lines)
+    return with_import_lines(text, [f"from typing import {', '.join(names)}"])

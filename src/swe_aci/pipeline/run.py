@@ -33,6 +33,7 @@ from swe_aci.pipeline import regressions, reproduction, structure
 from swe_aci.pipeline.candidates import Target, search_order
 from swe_aci.pipeline.choose import Group, add_edit, best, documents_of, reason
 from swe_aci.pipeline.config import PipelineStrategy
+from swe_aci.pipeline.imports import mend_test, top_level_names
 from swe_aci.pipeline.issue_examples import importable_names, issue_tests, reproduction_imports
 from swe_aci.pipeline.localize import (
     candidate_locations,
@@ -222,6 +223,8 @@ class Pipeline(StagedEpisode):
             imports=reproduction_imports(self.problem, module, location.qualname),
             definitions=outside_definitions(self.problem, tree),
         )
+        module_names = top_level_names(tree.get(location.path, ""))
+        importable = importable_names(tree)
         total = len(config.temperatures)
         for number, temperature in enumerate(config.temperatures, start=1):
             self._check_time()
@@ -238,15 +241,19 @@ class Pipeline(StagedEpisode):
                     action, "no test in the reply", "dropped: no test function", {}, reply, prompt
                 )
                 continue
+            test, mended = mend_test(test, module, module_names, importable)
             file = reproduction.MODEL_FILE
             first, second = reproduction.run_twice(self.sandbox, file, test)
             problem = reproduction.model_test_problem(first, second, self.problem)
             observation = f"at the base: {problem or 'fails, as the issue says'}\n{first.tail()}"
+            if mended:
+                observation = f"mended before it ran: {'; '.join(mended)}\n{observation}"
+            info = {"test": test, "accepted": problem is None, "origin": "model-written"}
             self.record.step(
                 action,
                 "reproduction test",
                 observation,
-                {"test": test, "accepted": problem is None, "origin": "model-written"},
+                {**info, "mended": mended},
                 reply,
                 prompt,
             )

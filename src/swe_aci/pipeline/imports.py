@@ -1,0 +1,214 @@
+"""The imports a piece of test code leaves out, and the mending of a model-written reproduction
+test before it runs. A small model's test often fails to collect on what it left out or
+redefined: `pytest.raises` without `import pytest`, `datetime(...)` without its import, its own
+`def key(...)` standing in for the function under test. Such a test never reaches the bug; mended,
+it may. Host side this is `ast` and text only: nothing of the test runs here, and the only modules
+imported are the standard library's of COMMON_MODULES and FROM_MODULES, fixed below."""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import functools
+import importlib
+from collections.abc import Iterable
+
+from swe_aci.pipeline.skeleton import parse
+
+# standard modules a test uses as `module.attribute` (importing them has no side effect)
+COMMON_MODULE_NAMES = """
+abc array base64 bisect calendar codecs collections contextlib copy dataclasses datetime decimal
+enum fractions functools gc hashlib heapq inspect io itertools json locale logging math numbers
+operator os pathlib pickle platform random re shutil statistics string struct subprocess sys
+tempfile textwrap threading time traceback types typing unicodedata uuid warnings weakref zoneinfo
+"""
+COMMON_MODULES = frozenset(COMMON_MODULE_NAMES.split())
+# where a bare name comes from (`datetime(...)`, `Decimal(...)`, `Mock()`): the first of these
+# modules that exports it
+FROM_MODULES = (
+    "collections",
+    "typing",
+    "datetime",
+    "decimal",
+    "fractions",
+    "functools",
+    "itertools",
+    "pathlib",
+    "io",
+    "dataclasses",
+    "enum",
+    "unittest.mock",
+    "textwrap",
+    "copy",
+    "contextlib",
+    "operator",
+)
+
+
+@functools.cache
+def exported_names() -> dict[str, str]:
+    """Each public name of FROM_MODULES -> the first module exporting it."""
+    names: dict[str, str] = {}
+    for module_name in FROM_MODULES:
+        module = importlib.import_module(module_name)
+        public = getattr(module, "__all__", None) or [n for n in dir(module) if n[0] != "_"]
+        for name in public:
+            names.setdefault(name, module_name)
+    return names
+
+
+@functools.cache
+def module_attributes(name: str) -> frozenset[str]:
+    return frozenset(dir(importlib.import_module(name))) if name in COMMON_MODULES else frozenset()
+
+
+def bound_names(tree: ast.Module) -> set[str]:
+    """Every name the code binds anywhere (any scope: a name bound somewhere is left alone) and
+    the builtins."""
+    bound = set(dir(builtins))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            bound.add(node.id)
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            bound.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            bound.add(node.name)
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            bound.add(node.name)
+    return bound
+
+
+def unbound_uses(tree: ast.Module) -> dict[str, set[str]]:
+    """Each name the code reads but never binds (in order of first use) -> the attributes read
+    from it (`re.match` -> {"match"})."""
+    bound = bound_names(tree)
+    uses: dict[str, set[str]] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id not in bound:
+            uses.setdefault(node.id, set())
+        value = node.value if isinstance(node, ast.Attribute) else None
+        if isinstance(value, ast.Name) and value.id not in bound:
+            uses.setdefault(value.id, set()).add(node.attr)
+    return dict(sorted(uses.items(), key=lambda item: first_use(tree, item[0])))
+
+
+def first_use(tree: ast.Module, name: str) -> tuple[int, int]:
+    return min(
+        (node.lineno, node.col_offset)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Name) and node.id == name
+    )
+
+
+def import_for(name: str, attributes: set[str], importable: dict[str, str]) -> str | None:
+    """The import that binds `name` as the code uses it: pytest; a package of the repository
+    (`tomlkit.parse(...)`); a name the repository's modules define (`importable`: name ->
+    module); a standard module when every attribute read from it exists; a name a common
+    standard module exports. None: nothing known binds it (the test stays as it is)."""
+    packages = {module.split(".")[0] for module in importable.values()}
+    if name == "pytest" or name in packages:
+        return f"import {name}"
+    if name in importable:
+        return f"from {importable[name]} import {name}"
+    if attributes and attributes <= module_attributes(name):
+        return f"import {name}"
+    if name in exported_names():
+        return f"from {exported_names()[name]} import {name}"
+    return None
+
+
+def missing_imports(
+    code: str, importable: dict[str, str], provided: frozenset[str] = frozenset()
+) -> list[str]:
+    """The import statements the code needs for the names it reads and never binds (or the
+    module around it binds: `provided`)."""
+    tree = parse(code)
+    if tree is None:
+        return []
+    statements = (
+        import_for(name, attributes, importable)
+        for name, attributes in unbound_uses(tree).items()
+        if name not in provided
+    )
+    return list(dict.fromkeys(statement for statement in statements if statement))
+
+
+def with_import_lines(text: str, statements: Iterable[str]) -> str:
+    """`text` with the statements after its docstring and leading imports."""
+    statements = list(statements)
+    if not statements:
+        return text
+    tree = parse(text)
+    line = 0
+    for node in tree.body if tree is not None else []:
+        docstring = isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
+        if not (docstring or isinstance(node, ast.Import | ast.ImportFrom)):
+            break
+        line = node.end_lineno or node.lineno
+    lines = text.splitlines(keepends=True)
+    if lines and not lines[-1].endswith("\n"):
+        lines[-1] += "\n"
+    lines.insert(line, "".join(f"{statement}\n" for statement in statements))
+    return "".join(lines)
+
+
+def with_imports(
+    code: str, importable: dict[str, str], provided: frozenset[str] = frozenset()
+) -> str:
+    """`code` with the imports it leaves out (an issue's session often omits `from pkg import f`)."""
+    return with_import_lines(code, missing_imports(code, importable, provided))
+
+
+def top_level_names(text: str) -> list[str]:
+    """The functions, classes and assigned names a module defines at its top level."""
+    tree = parse(text)
+    names = []
+    for node in tree.body if tree is not None else []:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.append(node.name)
+        elif isinstance(node, ast.Assign | ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names.extend(target.id for target in targets if isinstance(target, ast.Name))
+    return names
+
+
+def mend_test(
+    test: str, module: str, module_names: list[str], importable: dict[str, str]
+) -> tuple[str, list[str]]:
+    """The model-written test with its stand-ins for the code under test removed (a top-level
+    function or class, not a test or a fixture, named as something the target `module` defines,
+    `module_names`, or as something the test imports itself) and the imports it leaves out
+    added, the target module's names first; and what was mended, one line each."""
+    tree = parse(test)
+    if tree is None:
+        return test, []
+    imported = {
+        alias.asname or alias.name
+        for node in tree.body
+        if isinstance(node, ast.Import | ast.ImportFrom)
+        for alias in node.names
+    }
+    own = set(module_names)
+    lines = test.splitlines(keepends=True)
+    notes = []
+    for node in reversed(tree.body):
+        if stands_in(node, own | imported):
+            start = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+            del lines[start - 1 : node.end_lineno]
+            notes.append(f"removed the test's own {node.name} (it shadows {module}'s)")
+    notes.reverse()
+    mended = "".join(lines)
+    names = {**importable, **dict.fromkeys(module_names, module)}
+    statements = missing_imports(mended, names)
+    notes.extend(f"added `{statement}`" for statement in statements)
+    return with_import_lines(mended, statements), notes
+
+
+def stands_in(node: ast.stmt, names: set[str]) -> bool:
+    """A top-level definition named as the code under test, neither a test nor a fixture."""
+    if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        return False
+    fixture = any("fixture" in ast.unparse(decorator) for decorator in node.decorator_list)
+    return node.name in names and not node.name.lower().startswith("test") and not fixture
