@@ -210,6 +210,44 @@ def run_on_wordcount(config: EpisodeConfig, tmp_path: Path) -> EpisodeResult:
     )
 
 
+def test_the_prompts_say_how_the_tests_fail_at_the_base(tmp_path: Path) -> None:
+    """pytest's `E` lines of the reproduction at the base reach every repair prompt; without a
+    reproduction the prompt has no such section; the next try at a test is told why the one
+    before was not kept."""
+    config = pipeline_config([REPRODUCTION, RIGHT], "local", "strategy.repair.temperatures=[0.0]")
+    repo = wordcount_repo(tmp_path / "repo")
+    result = run_episode(
+        config, Workspace(config.env, str(repo)), PLAIN_ISSUE, instance_id="w",
+        output_dir=tmp_path / "out",
+    )  # fmt: skip
+    assert result.exit_status == "submitted"
+    prompts = [
+        message["content"]
+        for message in load_trajectory(tmp_path / "out/w/w.traj")["history"]
+        if message["role"] == "user"
+    ]
+    assert len(prompts) == 2
+    assert (
+        "The test of the issue fails now with:\n```\n"
+        "AssertionError: assert [('a', 3), ('b', 2)] == [('a', 3), ('b', 2), ('c', 1)]\n"
+        "Right contains one more item: ('c', 1)\n```"
+    ) in prompts[1]
+    assert "fails now with" not in prompts[0]
+    config = pipeline_config([PASSES_AT_BASE, PASSES_AT_BASE, RIGHT], "local")
+    run_episode(
+        config, Workspace(config.env, str(repo)), PLAIN_ISSUE, instance_id="v",
+        output_dir=tmp_path / "out",
+    )  # fmt: skip
+    history = load_trajectory(tmp_path / "out/v/v.traj")["history"]
+    first, second, repair = [m["content"] for m in history if m["role"] == "user"]
+    assert "not kept" not in first
+    assert second.startswith(first.rstrip()) and second.endswith(
+        "`test_issue`.\n\nA test written before was not kept: the test passes at the base: it "
+        "does not show the issue. Write one that avoids this."
+    )
+    assert "The bug is in `top_words`" in repair and "fails now with" not in repair
+
+
 def test_a_spent_time_budget_ends_the_pipeline_cleanly(tmp_path: Path) -> None:
     config = pipeline_config(SCRIPT, "local", "strategy.time_budget=0.000001")
     result = run_on_wordcount(config, tmp_path)

@@ -14,11 +14,11 @@ from swe_aci.configuration import check_templates
 # The variables each pipeline template may use.
 TEMPLATE_VARIABLES: dict[str, frozenset[str]] = {
     "localize": frozenset({"problem_statement", "skeleton", "count"}),
-    "repair": frozenset({"problem_statement", "path", "name", "code", "context"}),
-    "blocks": frozenset({"problem_statement", "names", "path", "regions"}),
-    "window": frozenset({"problem_statement", "path", "name", "signature", "code"}),
+    "repair": frozenset({"problem_statement", "path", "name", "code", "context", "failure"}),
+    "blocks": frozenset({"problem_statement", "names", "path", "regions", "failure"}),
+    "window": frozenset({"problem_statement", "path", "name", "signature", "code", "failure"}),
     "reproduce": frozenset(
-        {"problem_statement", "module", "name", "signature", "imports", "definitions"}
+        {"problem_statement", "module", "name", "signature", "imports", "definitions", "rejected"}
     ),
 }
 
@@ -41,21 +41,23 @@ class PipelineTemplates(BaseModel):
     grouped by file), {{count}} (how many)."""
     repair: str
     """Rewrite it: {{problem_statement}}, {{path}}, {{name}}, {{code}} (the function's source),
-    {{context}} (the file's top-level lines: imports, constants, signatures)."""
+    {{context}} (the file's top-level lines: imports, constants, signatures), {{failure}} (how
+    the reproduction test fails at the base: pytest's `E` lines; empty without one)."""
     blocks: str
     """Search/replace blocks for a long function or a non-function target (or two targets):
     {{problem_statement}}, {{names}} (the targets, joined), {{regions}} (each target's file and
-    numbered lines)."""
+    numbered lines), {{failure}}."""
     window: str
     """Rewrite a window of a long target: {{problem_statement}}, {{path}}, {{name}} (the
     target's qualified name), {{signature}} (its first line, summarized), {{code}} (the
     window's lines under the function's `def` line, `...` for the lines left out, the line
-    where the reproduction fails marked)."""
+    where the reproduction fails marked), {{failure}}."""
     reproduce: str
     """A test from the issue's examples: {{problem_statement}}, {{module}} (import path),
     {{name}} (the function's name), {{signature}}, {{imports}} (the import statements of the
     issue's own code, a list), {{definitions}} (what the issue uses that only the repository's
-    tests or docs define: each with `name`, `path` and `source`)."""
+    tests or docs define: each with `name`, `path` and `source`), {{rejected}} (why the test of
+    the try before was not kept, with pytest's first words on it; empty on the first try)."""
 
     @model_validator(mode="after")
     def _templates_render(self) -> PipelineTemplates:
@@ -90,6 +92,11 @@ class RepairConfig(BaseModel):
         gt=0,
         description="per search/replace sample: a block of a few lines takes ~50-120 tokens; "
         "a reply that runs longer copies the region shown, and would cost minutes on a CPU",
+    )
+    block_grammar: bool = Field(
+        True,
+        description="constrain a search/replace reply by a grammar (llama.cpp models): each "
+        "old line one of the lines shown, copied exactly; at most a few blocks of a few lines",
     )
     more_temperatures: list[float] = Field(
         default_factory=lambda: [0.7, 1.0, 0.8, 1.0],

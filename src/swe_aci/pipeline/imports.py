@@ -1,9 +1,8 @@
-"""The imports a piece of test code leaves out, and the mending of a model-written reproduction
-test before it runs. A small model's test often fails to collect on what it left out or
-redefined: `pytest.raises` without `import pytest`, `datetime(...)` without its import, its own
-`def key(...)` standing in for the function under test. Such a test never reaches the bug; mended,
-it may. Host side this is `ast` and text only: nothing of the test runs here, and the only modules
-imported are the standard library's of COMMON_MODULES and FROM_MODULES, fixed below."""
+"""The imports a piece of code leaves out (a model-written test's `pytest.raises` without `import
+pytest`, an issue's session without `from pkg import f`, a rewrite's `List` without `from typing
+import List`) and where they go. Host side this is `ast` and text only: nothing of the code runs
+here, and the only modules imported are the standard library's of COMMON_MODULES and
+FROM_MODULES, fixed below."""
 
 from __future__ import annotations
 
@@ -104,11 +103,12 @@ def first_use(tree: ast.Module, name: str) -> tuple[int, int]:
 
 def import_for(name: str, attributes: set[str], importable: dict[str, str]) -> str | None:
     """The import that binds `name` as the code uses it: pytest; a package of the repository
-    (`tomlkit.parse(...)`); a name the repository's modules define (`importable`: name ->
-    module); a standard module when every attribute read from it exists; a name a common
-    standard module exports. None: nothing known binds it (the test stays as it is)."""
+    read as one (`tomlkit.parse(...)`); a name the repository's modules define (`importable`:
+    name -> module; `parse(...)` of `parse.py`'s own `parse`); a standard module when every
+    attribute read from it exists; a name a common standard module exports. None: nothing
+    known binds it (the code stays as it is)."""
     packages = {module.split(".")[0] for module in importable.values()}
-    if name == "pytest" or name in packages:
+    if name == "pytest" or (name in packages and (attributes or name not in importable)):
         return f"import {name}"
     if name in importable:
         return f"from {importable[name]} import {name}"
@@ -159,56 +159,3 @@ def with_imports(
 ) -> str:
     """`code` with the imports it leaves out (an issue's session often omits `from pkg import f`)."""
     return with_import_lines(code, missing_imports(code, importable, provided))
-
-
-def top_level_names(text: str) -> list[str]:
-    """The functions, classes and assigned names a module defines at its top level."""
-    tree = parse(text)
-    names = []
-    for node in tree.body if tree is not None else []:
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            names.append(node.name)
-        elif isinstance(node, ast.Assign | ast.AnnAssign):
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            names.extend(target.id for target in targets if isinstance(target, ast.Name))
-    return names
-
-
-def mend_test(
-    test: str, module: str, module_names: list[str], importable: dict[str, str]
-) -> tuple[str, list[str]]:
-    """The model-written test with its stand-ins for the code under test removed (a top-level
-    function or class, not a test or a fixture, named as something the target `module` defines,
-    `module_names`, or as something the test imports itself) and the imports it leaves out
-    added, the target module's names first; and what was mended, one line each."""
-    tree = parse(test)
-    if tree is None:
-        return test, []
-    imported = {
-        alias.asname or alias.name
-        for node in tree.body
-        if isinstance(node, ast.Import | ast.ImportFrom)
-        for alias in node.names
-    }
-    own = set(module_names)
-    lines = test.splitlines(keepends=True)
-    notes = []
-    for node in reversed(tree.body):
-        if stands_in(node, own | imported):
-            start = min([node.lineno, *(d.lineno for d in node.decorator_list)])
-            del lines[start - 1 : node.end_lineno]
-            notes.append(f"removed the test's own {node.name} (it shadows {module}'s)")
-    notes.reverse()
-    mended = "".join(lines)
-    names = {**importable, **dict.fromkeys(module_names, module)}
-    statements = missing_imports(mended, names)
-    notes.extend(f"added `{statement}`" for statement in statements)
-    return with_import_lines(mended, statements), notes
-
-
-def stands_in(node: ast.stmt, names: set[str]) -> bool:
-    """A top-level definition named as the code under test, neither a test nor a fixture."""
-    if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-        return False
-    fixture = any("fixture" in ast.unparse(decorator) for decorator in node.decorator_list)
-    return node.name in names and not node.name.lower().startswith("test") and not fixture

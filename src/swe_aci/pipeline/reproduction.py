@@ -65,6 +65,37 @@ def unexpected_exception(output: str, issue: str) -> str | None:
     return None
 
 
+FAILURE_LINES = 6
+PYTEST_HINT = re.compile(r"(Use -v to get|Omitting \d+ identical items|Full diff:)")
+FAILURE_LINE_CHARS = 160
+
+
+def failure_lines(output: str) -> str:
+    """What pytest says of the first failure in `output`, for the repair prompt: its `E` lines
+    (the exception and the assertion's values), the prefix stripped, at most FAILURE_LINES of
+    at most FAILURE_LINE_CHARS each (a small model reads `expected an instance of Sub, got
+    Version` where the issue's prose says it less plainly)."""
+    lines = output.splitlines()
+    start = next((index for index, line in enumerate(lines) if line.startswith("E ")), None)
+    if start is None:
+        return ""
+    said = []
+    for line in lines[start:]:
+        if not line.startswith("E ") or len(said) == FAILURE_LINES:
+            break
+        text = line[2:].strip()
+        if text and not PYTEST_HINT.match(text):
+            said.append(text[:FAILURE_LINE_CHARS])
+    return "\n".join(said)
+
+
+def rejection(problem: str, output: str) -> str:
+    """Why a model-written test was not kept, for the next try's prompt: the problem and the
+    first two lines pytest says of it (`No module named 'tqdm'`: the next test does without)."""
+    said = failure_lines(output).splitlines()[:2]
+    return f"{problem} ({'; '.join(said)})" if said else problem
+
+
 def failure_text(output: str, name: str) -> str:
     """What pytest says of test `name`'s failure: its `E` lines and its short summary line,
     which pytest cuts to the terminal's width (`FAILED ...::name - Na...`)."""

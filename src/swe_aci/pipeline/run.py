@@ -33,7 +33,6 @@ from swe_aci.pipeline import regressions, reproduction, structure
 from swe_aci.pipeline.candidates import Target, search_order
 from swe_aci.pipeline.choose import Group, add_edit, best, documents_of, reason
 from swe_aci.pipeline.config import PipelineStrategy
-from swe_aci.pipeline.imports import mend_test, top_level_names
 from swe_aci.pipeline.issue_examples import importable_names, issue_tests, reproduction_imports
 from swe_aci.pipeline.localize import (
     candidate_locations,
@@ -43,11 +42,12 @@ from swe_aci.pipeline.localize import (
     issue_choice,
     skeleton,
 )
+from swe_aci.pipeline.mend import mend_test, top_level_names
 from swe_aci.pipeline.models import ModelPool
 from swe_aci.pipeline.outside_definitions import outside_definitions
 from swe_aci.pipeline.record import OnStep, StagedEpisode, record_skipped
 from swe_aci.pipeline.repair import Dropped, code_blocks
-from swe_aci.pipeline.reproduction import Reproduction
+from swe_aci.pipeline.reproduction import Reproduction, failure_lines
 from swe_aci.pipeline.samples import MORE_SAMPLES, sample_form
 from swe_aci.pipeline.sandbox import Sandbox, SandboxNotRestored
 from swe_aci.pipeline.skeleton import Location, module_name
@@ -214,20 +214,21 @@ class Pipeline(StagedEpisode):
     def _model_reproduction(self, tree: dict[str, str], location: Location) -> None:
         config = self.strategy.reproduce
         module = module_name(location.path)
-        prompt = self._render(
-            "reproduce",
-            problem_statement=self.problem,
-            module=module,
-            name=location.qualname,
-            signature=location.signature,
-            imports=reproduction_imports(self.problem, module, location.qualname),
-            definitions=outside_definitions(self.problem, tree),
-        )
+        variables = {
+            "problem_statement": self.problem,
+            "module": module,
+            "name": location.qualname,
+            "signature": location.signature,
+            "imports": reproduction_imports(self.problem, module, location.qualname),
+            "definitions": outside_definitions(self.problem, tree),
+        }
         module_names = top_level_names(tree.get(location.path, ""))
         importable = importable_names(tree)
         total = len(config.temperatures)
+        rejected = ""
         for number, temperature in enumerate(config.temperatures, start=1):
             self._check_time()
+            prompt = self._render("reproduce", **variables, rejected=rejected)
             model = self.models.get(
                 temperature, max_output_tokens=config.max_output_tokens, seed_offset=number
             )
@@ -261,6 +262,7 @@ class Pipeline(StagedEpisode):
                 tests = max(len(first.of(file)), 1)
                 self._reproduction = Reproduction(file, test, "model-written", tests, first.output)
                 return
+            rejected = reproduction.rejection(problem, first.output)
 
     def _follow_traceback(
         self, tree: dict[str, str], candidates: list[Location]
@@ -339,9 +341,12 @@ class Pipeline(StagedEpisode):
             self.strategy.repair, self.problem, tree, target, number, phase, output
         )
         source = sample.source
-        prompt = self._render(sample.template, **sample.variables)
+        prompt = self._render(sample.template, **sample.variables, failure=failure_lines(output))
         model = self.models.get(
-            temperature, max_output_tokens=sample.max_output_tokens, seed_offset=self._samples
+            temperature,
+            grammar=sample.grammar,
+            max_output_tokens=sample.max_output_tokens,
+            seed_offset=self._samples,
         )
         reply = self._ask(model, prompt)
         action = f"repair {number}/{total} (T={temperature:g}) {target.label}"

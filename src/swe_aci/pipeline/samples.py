@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from swe_aci.aci.lint import Linter
+from swe_aci.pipeline.block_grammar import blocks_grammar
 from swe_aci.pipeline.blocks import block_edit
 from swe_aci.pipeline.candidates import Target
 from swe_aci.pipeline.config import RepairConfig
@@ -26,7 +27,8 @@ MORE_SAMPLES = "more samples"  # the phase after a target's first `repair.temper
 @dataclass(frozen=True)
 class Sample:
     """One sample's form: `source` (rewrite, window, block), the template it renders with
-    `variables`, its output cap, and what the reply is read against."""
+    `variables`, its output cap, what the reply is read against, and the grammar that
+    constrains it (blocks)."""
 
     source: str
     template: str
@@ -35,6 +37,7 @@ class Sample:
     target: Target
     window: Window | None = None
     shown: dict[str, tuple[tuple[int, int], ...]] = field(default_factory=dict)
+    grammar: str | None = None
 
     def edit(self, tree: dict[str, str], reply: str, linter: Linter | None) -> Edit:
         """The checked edit the reply makes; Dropped with the reason."""
@@ -93,11 +96,14 @@ def sample_form(
                 window,
             )
     regions = shown_regions(issue, tree, target, config.region_lines, failing)
+    spans = shown_spans(regions)
+    hidden = {shown.location.path: shown.folded for shown in regions}
     return Sample(
         "block",
         "blocks",
         blocks_variables(issue, tree, regions),
         config.block_output_tokens,
         target,
-        shown=shown_spans(regions),
+        shown=spans,
+        grammar=blocks_grammar(tree, spans, hidden) if config.block_grammar else None,
     )

@@ -1,5 +1,6 @@
 """A model-written reproduction test mended before it runs: its stand-ins for the code under test
-removed, the imports it leaves out added; and the imports an issue's example leaves out."""
+removed, a warning it expects with `pytest.raises` expected with `pytest.warns`, the imports it
+leaves out added; and the imports an issue's example leaves out."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ from pathlib import Path
 
 from swe_aci.env.config import Workspace
 from swe_aci.episode import load_config, run_episode
-from swe_aci.pipeline.imports import mend_test, missing_imports, top_level_names, with_imports
+from swe_aci.pipeline.imports import missing_imports, with_imports
+from swe_aci.pipeline.mend import mend_test, top_level_names
 from swe_aci.trajectory.store import load_trajectory
 from test_pipeline import PLAIN_ISSUE, RIGHT, fenced, wordcount_repo
 
@@ -29,7 +31,7 @@ def test_a_stand_in_for_the_function_under_test_is_removed_and_the_real_one_impo
     assert "def key" not in text
     assert text.startswith("import pkg\nfrom pkg.api import key\n")
     assert notes == [
-        "removed the test's own key (it shadows pkg.api's)",
+        "removed the test's own key (it stands in for the repository's)",
         "added `from pkg.api import key`",
     ]
     compile(text, "t.py", "exec")
@@ -45,7 +47,7 @@ def test_a_stand_in_for_a_name_the_test_imports_is_removed_without_a_new_import(
         "from pkg.time import naturalday\n\n\n\n\ndef test_day():\n"
         "    assert naturalday(1) == 'today'\n"
     )
-    assert notes == ["removed the test's own naturalday (it shadows pkg.api's)"]
+    assert notes == ["removed the test's own naturalday (it stands in for the repository's)"]
 
 
 def test_tests_fixtures_and_helpers_of_other_names_stay() -> None:
@@ -78,6 +80,25 @@ def test_the_imports_a_test_leaves_out_come_from_pytest_the_repository_and_the_s
     compile(text, "t.py", "exec")
 
 
+def test_a_warning_expected_with_pytest_raises_is_expected_with_pytest_warns() -> None:
+    test = (
+        "import pytest, warnings\n\n\ndef test_it():\n"
+        "    with pytest.raises(ValueError):\n        key(1)\n"
+        "    s = 'é'; ctx = pytest.raises(DeprecationWarning, match='x')\n"
+        "    with pytest.raises(warnings.UserWarning):\n        key(2)\n"
+    )
+    text, notes = mended(test)
+    assert text == test.replace("'é'; ctx = pytest.raises", "'é'; ctx = pytest.warns").replace(
+        "pytest.raises(warnings", "pytest.warns(warnings"
+    ).replace("import pytest, warnings\n", "import pytest, warnings\nfrom pkg.api import key\n")
+    assert notes[:2] == [
+        "pytest.raises(DeprecationWarning) made pytest.warns (raises catches exceptions, not warnings)",
+        "pytest.raises(warnings.UserWarning) made pytest.warns (raises catches exceptions, not warnings)",
+    ]
+    as_errors = "import warnings\nwarnings.simplefilter('error')\n" + test
+    assert "pytest.warns" not in mended(as_errors)[0]
+
+
 def test_a_module_is_imported_only_when_every_attribute_read_from_it_exists() -> None:
     assert missing_imports("datetime.datetime.now()\nmath.floor(1.5)", {}) == [
         "import datetime",
@@ -85,6 +106,13 @@ def test_a_module_is_imported_only_when_every_attribute_read_from_it_exists() ->
     ]
     assert missing_imports("datetime.now()", {}) == ["from datetime import datetime"]
     assert missing_imports("antigravity.fly()\nthis.s", {}) == []
+
+
+def test_a_package_is_imported_when_read_as_one_and_its_function_when_called() -> None:
+    importable = {"parse": "parse", "compile": "parse"}
+    assert missing_imports("parse('{}', 'a')", importable) == ["from parse import parse"]
+    assert missing_imports("parse.compile('{}')", importable) == ["import parse"]
+    assert missing_imports("tomlkit.key('a')", {"key": "tomlkit.api"}) == ["import tomlkit"]
 
 
 def test_names_bound_anywhere_or_provided_around_the_code_are_left_alone() -> None:
@@ -141,7 +169,7 @@ def test_the_pipeline_runs_the_mended_test_and_keeps_what_it_mended(tmp_path: Pa
     info = reproduce["pipeline"]
     assert info["accepted"] is True
     assert info["mended"] == [
-        "removed the test's own top_words (it shadows wordcount.counter's)",
+        "removed the test's own top_words (it stands in for the repository's)",
         "added `from wordcount.counter import top_words`",
         "added `from collections import Counter`",
     ]

@@ -1,0 +1,101 @@
+"""The mending of a model-written reproduction test before it runs. A small model's test often
+fails to collect or fails for its own reasons: it leaves out imports (`pytest.raises` without
+`import pytest`), defines its own stand-in for the function under test (`def key(...)` above the
+test, so the test checks the stand-in), or expects a warning with `pytest.raises`, which only
+catches exceptions. Such a test never shows the bug; mended, it may. Host side this is `ast` and
+text only: nothing of the test runs here."""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from swe_aci.pipeline.imports import missing_imports, with_import_lines
+from swe_aci.pipeline.skeleton import parse
+
+WARNINGS_AS_ERRORS = re.compile(r"""(simplefilter|filterwarnings)\(\s*['"]error|-W\s*error""")
+
+
+def top_level_names(text: str) -> list[str]:
+    """The functions, classes and assigned names a module defines at its top level."""
+    tree = parse(text)
+    names = []
+    for node in tree.body if tree is not None else []:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.append(node.name)
+        elif isinstance(node, ast.Assign | ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names.extend(target.id for target in targets if isinstance(target, ast.Name))
+    return names
+
+
+def mend_test(
+    test: str, module: str, module_names: list[str], importable: dict[str, str]
+) -> tuple[str, list[str]]:
+    """The model-written test with its stand-ins for the code under test removed (a top-level
+    function or class, not a test or a fixture, named as something the target `module` defines,
+    `module_names`, or as something the test imports itself), its `pytest.raises` of a warning
+    made `pytest.warns`, and the imports it leaves out added, the target module's names first;
+    and what was mended, one line each."""
+    tree = parse(test)
+    if tree is None:
+        return test, []
+    imported = {
+        alias.asname or alias.name
+        for node in tree.body
+        if isinstance(node, ast.Import | ast.ImportFrom)
+        for alias in node.names
+    }
+    own = set(module_names)
+    lines = test.splitlines(keepends=True)
+    notes = []
+    for node in reversed(tree.body):
+        if stands_in(node, own | imported):
+            start = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+            del lines[start - 1 : node.end_lineno]
+            notes.append(f"removed the test's own {node.name} (it stands in for the repository's)")
+    notes.reverse()
+    mended, warned = with_warns("".join(lines))
+    notes.extend(
+        f"pytest.raises({name}) made pytest.warns (raises catches exceptions, not warnings)"
+        for name in warned
+    )
+    names = {**importable, **dict.fromkeys(module_names, module)}
+    statements = missing_imports(mended, names)
+    notes.extend(f"added `{statement}`" for statement in statements)
+    return with_import_lines(mended, statements), notes
+
+
+def with_warns(test: str) -> tuple[str, list[str]]:
+    """The test with each `pytest.raises(SomeWarning)` made `pytest.warns(SomeWarning)`, unless
+    it turns warnings into errors; and the warnings so expected."""
+    tree = parse(test)
+    if tree is None or WARNINGS_AS_ERRORS.search(test):
+        return test, []
+    lines = [line.encode() for line in test.splitlines(keepends=True)]
+    warned = []
+    calls = [node for node in ast.walk(tree) if isinstance(node, ast.Call) and node.args]
+    for call in sorted(calls, key=lambda node: (node.lineno, node.col_offset), reverse=True):
+        func, category = call.func, ast.unparse(call.args[0])
+        if (
+            isinstance(func, ast.Attribute)
+            and func.attr == "raises"
+            and isinstance(func.value, ast.Name)
+            and func.value.id == "pytest"
+            and category.rpartition(".")[2].endswith("Warning")
+            and func.end_lineno is not None
+            and func.end_col_offset is not None
+        ):
+            line = lines[func.end_lineno - 1]  # ast's columns count bytes
+            end = func.end_col_offset
+            lines[func.end_lineno - 1] = line[: end - len("raises")] + b"warns" + line[end:]
+            warned.append(category)
+    return b"".join(lines).decode(), warned[::-1]
+
+
+def stands_in(node: ast.stmt, names: set[str]) -> bool:
+    """A top-level definition named as the code under test, neither a test nor a fixture."""
+    if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        return False
+    fixture = any("fixture" in ast.unparse(decorator) for decorator in node.decorator_list)
+    return node.name in names and not node.name.lower().startswith("test") and not fixture
