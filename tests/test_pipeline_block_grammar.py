@@ -77,6 +77,7 @@ ALLOWED = (
         ALLOWED.replace("SEARCH\n    for i in range(n - 1):\n", "SEARCH\n", 1),  # no old line
         "```\n" + ALLOWED + "```\n",
         ALLOWED * 3,
+        ALLOWED.replace("=======\n", "=======\n=======\n"),  # a marker among the new lines
         ALLOWED.replace(">>>>>>> REPLACE\n", ""),  # cut off
         ALLOWED.replace("SEARCH\n", 'SEARCH\n        total += i  # "sum"\n', 1),  # not in order
         ALLOWED.replace("1):\n", '1):\n        total += i  # "sum"\n    return total\n', 1),

@@ -474,6 +474,14 @@ def test_a_block_copying_the_whole_region_shown_applies_what_it_changes() -> Non
     assert edit.notes == ("block 1: applied at lines 7-7 (the lines it does not change left out)",)
 
 
+def test_a_block_written_twice_applies_once_and_the_repeat_is_skipped() -> None:
+    twice = block('SEPARATOR = re.compile(r"[^a-z0-9]")\n',
+                  'SEPARATOR = re.compile(r"[^a-z0-9]+")\n', "slug.py") * 2  # fmt: skip
+    edit = block_edit({"slug.py": SLUG}, twice, "slug.py", LINT)
+    assert 'SEPARATOR = re.compile(r"[^a-z0-9]+")' in edit.texts["slug.py"]
+    assert edit.notes == ("block 1: applied at lines 5-5", "block 2: a repeat of block 1, skipped")
+
+
 def test_a_block_that_changes_nothing_is_dropped_saying_so() -> None:
     same = block("return self.dash.join(parts)\n", "return self.dash.join(parts)\n", "slug.py")
     with pytest.raises(Dropped, match="block 1: dropped: its new lines are the old ones"):

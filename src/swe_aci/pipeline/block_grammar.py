@@ -50,8 +50,8 @@ def blocks_grammar(
     hidden: Mapping[str, frozenset[int]],
 ) -> str:
     """GBNF: one to MAX_BLOCKS blocks, each `path`, `<<<<<<< SEARCH`, one to MAX_OLD_LINES
-    consecutive lines shown of that path, `=======`, up to MAX_NEW_LINES lines,
-    `>>>>>>> REPLACE`. Rule `o<file>-<run>-<line>-<k>`: one to k lines from that line on."""
+    consecutive lines shown of that path, `=======`, up to MAX_NEW_LINES lines (none starting
+    with a marker's `>` or `=`), `>>>>>>> REPLACE`. Rule `o<file>-<run>-<line>-<k>`: one to k lines from that line on."""
     rules = [f"root ::= block{' block?' * (MAX_BLOCKS - 1)}"]
     alternatives = []
     for file, (path, shown) in enumerate(sorted(spans.items())):
@@ -73,5 +73,5 @@ def blocks_grammar(
             f' new{{0,{MAX_NEW_LINES}}} ">>>>>>> REPLACE\\n"'
         )
     rules.append("block ::= " + " | ".join(f"({alternative})" for alternative in alternatives))
-    rules.append('new ::= ([^>\\n] [^\\n]*)? "\\n"')
+    rules.append('new ::= ([^>=\\n] [^\\n]*)? "\\n"')
     return "\n".join(rules) + "\n"

@@ -310,6 +310,9 @@ def apply_blocks(
     current = dict(texts)
     notes = []
     for number, block in enumerate(blocks, start=1):
+        if block in blocks[: number - 1]:
+            notes.append(f"block {number}: a repeat of block {blocks.index(block) + 1}, skipped")
+            continue
         if block.path not in current and len(texts) == 1:
             # a path line naming no file shown (a small model copies or garbles the example): one
             # file was shown, it is that
@@ -366,5 +369,5 @@ def block_edit(
     canonical = "\n".join(
         f"{path}\n{structure.canonical(text, path)}" for path, text in sorted(changed.items())
     )
-    written = sum(block.new.count("\n") for block in blocks)
+    written = sum(block.new.count("\n") for block in dict.fromkeys(blocks))
     return Edit(changed, canonical, written, source="block", notes=tuple(notes))
