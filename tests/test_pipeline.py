@@ -66,6 +66,23 @@ def wordcount_repo(root: Path) -> Path:
     return root
 
 
+def run_on_wordcount(
+    config: EpisodeConfig, tmp_path: Path, issue: str = ISSUE, instance_id: str = "w"
+) -> EpisodeResult:
+    """The pipeline of `config` on the wordcount repository (made once under `tmp_path`), as
+    `instance_id` under out/."""
+    repo = tmp_path / "repo"
+    if not repo.exists():
+        wordcount_repo(repo)
+    return run_episode(
+        config,
+        Workspace(config.env, str(repo)),
+        issue,
+        instance_id=instance_id,
+        output_dir=tmp_path / "out",
+    )
+
+
 def pipeline_config(script: list[str], backend: str, *extra: str):
     return load_config(
         "pipeline",
@@ -163,11 +180,7 @@ def test_without_an_example_the_models_test_decides_and_more_samples_are_drawn(
         "strategy.repair.temperatures=[0.0]",
         "strategy.repair.more_temperatures=[0.9, 1.0, 1.1, 1.2]",
     )
-    repo = wordcount_repo(tmp_path / "repo")
-    result = run_episode(
-        config, Workspace(config.env, str(repo)), PLAIN_ISSUE, instance_id="w",
-        output_dir=tmp_path / "out",
-    )  # fmt: skip
+    result = run_on_wordcount(config, tmp_path, PLAIN_ISSUE)
     assert result.exit_status == "submitted"
     assert "-    return ranked[: n - 1]\n+    return ranked[:n]\n" in result.submission
     changed = [line for line in result.submission.splitlines() if line[:1] in "+-"]
@@ -198,28 +211,12 @@ def test_without_an_example_the_models_test_decides_and_more_samples_are_drawn(
     assert "(model-written)" in by_action["choose"]["observation"]
 
 
-def run_on_wordcount(config: EpisodeConfig, tmp_path: Path) -> EpisodeResult:
-    """The pipeline of `config` on the wordcount repository, as instance `w` under out/."""
-    repo = wordcount_repo(tmp_path / "repo")
-    return run_episode(
-        config,
-        Workspace(config.env, str(repo)),
-        ISSUE,
-        instance_id="w",
-        output_dir=tmp_path / "out",
-    )
-
-
 def test_the_prompts_say_how_the_tests_fail_at_the_base(tmp_path: Path) -> None:
     """pytest's `E` lines of the reproduction at the base reach every repair prompt; without a
     reproduction the prompt has no such section; the next try at a test is told why the one
     before was not kept."""
     config = pipeline_config([REPRODUCTION, RIGHT], "local", "strategy.repair.temperatures=[0.0]")
-    repo = wordcount_repo(tmp_path / "repo")
-    result = run_episode(
-        config, Workspace(config.env, str(repo)), PLAIN_ISSUE, instance_id="w",
-        output_dir=tmp_path / "out",
-    )  # fmt: skip
+    result = run_on_wordcount(config, tmp_path, PLAIN_ISSUE)
     assert result.exit_status == "submitted"
     prompts = [
         message["content"]
@@ -234,10 +231,7 @@ def test_the_prompts_say_how_the_tests_fail_at_the_base(tmp_path: Path) -> None:
     ) in prompts[1]
     assert "fails now with" not in prompts[0]
     config = pipeline_config([PASSES_AT_BASE, PASSES_AT_BASE, RIGHT], "local")
-    run_episode(
-        config, Workspace(config.env, str(repo)), PLAIN_ISSUE, instance_id="v",
-        output_dir=tmp_path / "out",
-    )  # fmt: skip
+    run_on_wordcount(config, tmp_path, PLAIN_ISSUE, instance_id="v")
     history = load_trajectory(tmp_path / "out/v/v.traj")["history"]
     first, second, repair = [m["content"] for m in history if m["role"] == "user"]
     assert "not kept" not in first

@@ -7,12 +7,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from swe_aci.env.config import Workspace
-from swe_aci.episode import load_config, run_episode
+from swe_aci.episode import load_config
 from swe_aci.pipeline.imports import missing_imports, with_imports
 from swe_aci.pipeline.mend import mend_test, top_level_names
 from swe_aci.trajectory.store import load_trajectory
-from test_pipeline import PLAIN_ISSUE, RIGHT, fenced, wordcount_repo
+from test_pipeline import PLAIN_ISSUE, RIGHT, fenced, run_on_wordcount
 
 MODULE = "pkg.api"
 REPOSITORY = {"key": "pkg.api", "Key": "pkg.items", "naturalday": "pkg.time"}
@@ -158,11 +157,7 @@ def test_the_pipeline_runs_the_mended_test_and_keeps_what_it_mended(tmp_path: Pa
             "strategy.repair.temperatures=[0.0]",
         ],
     )
-    repo = wordcount_repo(tmp_path / "repo")
-    result = run_episode(
-        config, Workspace(config.env, str(repo)), PLAIN_ISSUE, instance_id="w",
-        output_dir=tmp_path / "out",
-    )  # fmt: skip
+    result = run_on_wordcount(config, tmp_path, PLAIN_ISSUE)
     assert result.exit_status == "submitted"
     steps = load_trajectory(tmp_path / "out/w/w.traj")["trajectory"]
     reproduce = next(step for step in steps if step["action"].startswith("reproduce 1/"))
