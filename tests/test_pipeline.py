@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import shutil
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -248,6 +249,28 @@ def test_a_spent_time_budget_ends_the_pipeline_cleanly(tmp_path: Path) -> None:
     assert result.exit_status == "exit_time_limit" and result.submission == ""
     trajectory = load_trajectory(tmp_path / "out/w/w.traj")
     assert trajectory["trajectory"][-1]["action"] == "choose"
+
+
+def test_a_candidate_whose_tests_hang_does_not_hold_the_episode_past_its_budget(
+    tmp_path: Path,
+) -> None:
+    """The candidate loops forever: its test runs are cut at the budget's end, not after
+    `validation.timeout` each (120 s here, more than the whole episode takes), and a candidate
+    whose tests do not finish is not submitted."""
+    hangs = fenced("def top_words(text, n):\n    while True:\n        pass\n")
+    config = pipeline_config(
+        [REPRODUCTION, hangs], "local", "strategy.time_budget=15",
+        "strategy.validation.timeout=120", "strategy.repair.temperatures=[0.0]",
+    )  # fmt: skip
+    started = time.monotonic()
+    result = run_on_wordcount(config, tmp_path, PLAIN_ISSUE)
+    assert time.monotonic() - started < 60
+    assert result.exit_status == "exit_time_limit" and result.submission == ""
+    choice = load_trajectory(tmp_path / "out/w/w.traj")["trajectory"][-1]["observation"]
+    assert choice == (
+        "pipeline: no fix found: the best candidate (wordcount/counter.py::top_words) makes the "
+        "tests time out and passes no reproduction test"
+    )
 
 
 def test_no_usable_repair_ends_with_a_format_exit_and_no_patch(tmp_path: Path) -> None:

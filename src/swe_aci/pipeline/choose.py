@@ -27,11 +27,13 @@ class Group:
     reproduction_passes: int = 0  # tests of the reproduction that pass on it
     regressions: int | None = None  # None: no regression signal (no existing test ran)
     size: int = 0
+    timed_out: bool = False  # a test run on it did not finish (it hangs, or the budget ended)
 
-    def key(self) -> tuple[int, int, int, int, int]:
+    def key(self) -> tuple[int, int, int, int, int, int]:
         return (
             1 if self.reproduced else 0,
             self.reproduction_passes,
+            0 if self.timed_out else 1,
             -(self.regressions or 0),
             len(self.samples),
             -self.size,
@@ -44,8 +46,9 @@ class Group:
 
     @property
     def harmful(self) -> bool:
-        """It breaks existing tests and passes no reproduction test: never submitted."""
-        return bool(self.regressions) and not self.reproduced
+        """It breaks existing tests, or its tests do not finish, and it passes no reproduction
+        test: never submitted (a patch that hangs the tests is worse than none)."""
+        return (bool(self.regressions) or self.timed_out) and not self.reproduced
 
     def describe(self) -> str:
         reproduction = {True: "passes", False: "fails", None: "not run"}[self.reproduced]
@@ -54,9 +57,10 @@ class Group:
             if self.regressions is None
             else f"regressions {self.regressions}"
         )
+        hangs = ", its tests time out" if self.timed_out else ""
         return (
             f"samples {','.join(map(str, self.samples))} ({self.edit.source}): reproduction "
-            f"test {reproduction}, {regressions}, {self.size} diff lines"
+            f"test {reproduction}, {regressions}{hangs}, {self.size} diff lines"
         )
 
 

@@ -79,7 +79,10 @@ class Pipeline(StagedEpisode):
         self.models = models
         self.env = environment
         self.sandbox = Sandbox(
-            environment, strategy.validation.test_command, strategy.validation.timeout
+            environment,
+            strategy.validation.test_command,
+            strategy.validation.timeout,
+            self._time_left,
         )
         self.linter = linter
         self._groups: list[Group] = []
@@ -383,9 +386,14 @@ class Pipeline(StagedEpisode):
             "reproduction": self._reproduction.origin if self._reproduction else None,
         }
         if chosen.harmful:
+            harm = (
+                "makes the tests time out"
+                if chosen.timed_out
+                else f"breaks {chosen.regressions} existing tests"
+            )
             summary = (
-                f"no fix found: the best candidate ({chosen.label}) breaks {chosen.regressions} "
-                "existing tests and passes no reproduction test"
+                f"no fix found: the best candidate ({chosen.label}) {harm} and passes no "
+                "reproduction test"
             )
             self.info["choice"] = summary
             return self._end(limit or "exit_format", summary, "", details)

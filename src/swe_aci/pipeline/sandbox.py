@@ -14,6 +14,7 @@ from __future__ import annotations
 import posixpath
 import re
 import shlex
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from swe_aci.env.base import Environment
@@ -26,6 +27,7 @@ BROKEN_TEST = re.compile(
     r"\b(ImportError|ModuleNotFoundError|NameError|SyntaxError|IndentationError|fixture)\b"
 )
 OUTPUT_TAIL = 1500
+MIN_RUN_SECONDS = 1.0
 
 
 @dataclass(frozen=True)
@@ -79,11 +81,25 @@ class SandboxNotRestored(Exception):
 class Sandbox:
     """The pipeline's view of the environment: files by repository path, and test runs."""
 
-    def __init__(self, env: Environment, test_command: str, timeout: float) -> None:
+    def __init__(
+        self,
+        env: Environment,
+        test_command: str,
+        timeout: float,
+        time_left: Callable[[], float | None] | None = None,
+    ) -> None:
         self.env = env
         self.test_command = test_command
         self.timeout = timeout
+        self.time_left = time_left
         self._base_extras: set[str] | None = None
+
+    def run_timeout(self) -> float:
+        """A test run's limit: `timeout`, or the time left of the episode's budget when less
+        (at least MIN_RUN_SECONDS): a candidate whose tests hang does not hold the episode past
+        its budget for `timeout` per run."""
+        left = self.time_left() if self.time_left is not None else None
+        return self.timeout if left is None else max(MIN_RUN_SECONDS, min(self.timeout, left))
 
     def _extras(self) -> set[str]:
         """The ignored and untracked paths of the working tree (directories collapsed)."""
@@ -131,7 +147,7 @@ class Sandbox:
         quoted = " ".join(shlex.quote(self.path(file)) for file in files)
         root = shlex.quote(self.env.repo_path)
         command = f"cd {root} && {self.test_command} --rootdir {root} {quoted}"
-        result = self.env.run(command, timeout=self.timeout)
+        result = self.env.run(command, timeout=self.run_timeout())
         return TestRun(parse_pytest(result.output), result.output, result.timed_out)
 
     def run_suite(self, texts: dict[str, str], command: str) -> SuiteRun:
@@ -142,7 +158,7 @@ class Sandbox:
             for path, text in texts.items():
                 self.write(path, text)
             root = shlex.quote(self.env.repo_path)
-            result = self.env.run(f"cd {root} && {command}", timeout=self.timeout)
+            result = self.env.run(f"cd {root} && {command}", timeout=self.run_timeout())
             return SuiteRun(result.exit_code == 0 and not result.timed_out, result.output)
         finally:
             self.reset()

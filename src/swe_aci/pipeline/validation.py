@@ -71,6 +71,7 @@ class Validation:
                 group.edit.texts, {repro.file: repro.text}, [repro.file]
             )
             group.reproduced, group.reproduction_passes = reproduction.outcome(run, repro)
+            group.timed_out = run.timed_out
         files = regressions.related_tests(
             tree,
             list(group.edit.texts),
@@ -82,6 +83,7 @@ class Validation:
             self.check_time()
             run = self.sandbox.run_isolated(group.edit.texts, {}, files)
             group.regressions = len(base - run.passed)
+            group.timed_out = group.timed_out or run.timed_out
 
     def _run_suite(self, group: Group, command: str) -> None:
         """The repository's own test command on the candidate: a regression when it fails
@@ -114,7 +116,7 @@ class Validation:
                 if passed:
                     signal = f"{len(base.passed)} pass of {len(base.statuses)}"
                 elif base.timed_out:
-                    signal = f"no regression signal (timed out after {self.sandbox.timeout:g} s)"
+                    signal = "no regression signal (the tests timed out)"
                 else:
                     signal = f"no regression signal ({len(base.statuses)} tests ran, none passed)"
                 tail = "" if passed else f"\n{base.tail()}"
