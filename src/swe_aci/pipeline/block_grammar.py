@@ -51,7 +51,8 @@ def blocks_grammar(
 ) -> str:
     """GBNF: one to MAX_BLOCKS blocks, each `path`, `<<<<<<< SEARCH`, one to MAX_OLD_LINES
     consecutive lines shown of that path, `=======`, up to MAX_NEW_LINES lines (none starting
-    with a marker's `>` or `=`), `>>>>>>> REPLACE`. Rule `o<file>-<run>-<line>-<k>`: one to k lines from that line on."""
+    with a marker's `>` or `=`), `>>>>>>> REPLACE`. Rule `o<file>-<run>-<line>-<k>`: one to k
+    lines from that line on."""
     rules = [f"root ::= block{' block?' * (MAX_BLOCKS - 1)}"]
     alternatives = []
     for file, (path, shown) in enumerate(sorted(spans.items())):

@@ -190,7 +190,8 @@ class Pipeline(StagedEpisode):
             why = f"the reproduction tests are pytest tests{self._not_python}"
             record_skipped(self.record, "reproduce", why)
             return
-        text = issue_tests(self.problem, importable_names(tree))
+        importable = importable_names(tree)
+        text = issue_tests(self.problem, importable)
         if text:
             self._check_time()
             first, second = reproduction.run_twice(self.sandbox, reproduction.ISSUE_FILE, text)
@@ -212,9 +213,11 @@ class Pipeline(StagedEpisode):
                 {"test": text, "accepted": accepted, "dropped": dropped, "origin": "issue example"},
             )
         if self._reproduction is None:
-            self._model_reproduction(tree, candidates[0])
+            self._model_reproduction(tree, candidates[0], importable)
 
-    def _model_reproduction(self, tree: dict[str, str], location: Location) -> None:
+    def _model_reproduction(
+        self, tree: dict[str, str], location: Location, importable: dict[str, str]
+    ) -> None:
         config = self.strategy.reproduce
         module = module_name(location.path)
         variables = {
@@ -226,7 +229,6 @@ class Pipeline(StagedEpisode):
             "definitions": outside_definitions(self.problem, tree),
         }
         module_names = top_level_names(tree.get(location.path, ""))
-        importable = importable_names(tree)
         total = len(config.temperatures)
         rejected = ""
         for number, temperature in enumerate(config.temperatures, start=1):
