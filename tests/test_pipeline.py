@@ -85,6 +85,8 @@ def run_on_wordcount(
 
 
 def pipeline_config(script: list[str], backend: str, *extra: str):
+    """The pipeline with the scripted model's replies, the template repairs off (they fix the
+    wordcount bug before any model sample: tests of templates turn them on)."""
     return load_config(
         "pipeline",
         [
@@ -92,6 +94,7 @@ def pipeline_config(script: list[str], backend: str, *extra: str):
             f"model.script={json.dumps(script)}",
             f"env.backend={backend}",
             "strategy.repair.temperatures=[0.0, 0.8, 0.8, 0.8]",
+            "strategy.repair.templates=0",
             *extra,
         ],
     )

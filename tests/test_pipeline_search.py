@@ -60,10 +60,13 @@ def wordcount(root: Path, extra: dict[str, str] | None = None) -> Path:
 
 
 def run(tmp_path: Path, script: list[str], issue: str = PLAIN_ISSUE, *extra: str, repo=None):
+    """The pipeline with the scripted model's replies; the template repairs off unless `extra`
+    turns them on (they fix the wordcount bug before any model sample)."""
     config = load_config(
         "pipeline",
         ["model.name=scripted", f"model.script={json.dumps(script)}", "env.backend=local",
-         "strategy.repair.temperatures=[0.0]", "strategy.repair.more_temperatures=[]", *extra],
+         "strategy.repair.temperatures=[0.0]", "strategy.repair.more_temperatures=[]",
+         "strategy.repair.templates=0", *extra],
     )  # fmt: skip
     source = repo or wordcount(tmp_path / "repo")
     result = run_episode(
@@ -88,19 +91,24 @@ ATTACK = fenced(
 )
 
 
+@pytest.mark.parametrize(
+    ("templates", "fixed"), [(0, "+    return ranked[:n]"), (60, "+    return ranked[: n]")]
+)
 def test_what_the_reproduction_test_writes_never_reaches_the_tests_or_the_patch(
-    tmp_path: Path,
+    tmp_path: Path, templates: int, fixed: str
 ) -> None:
     """The model's test writes a file, appends to a source file and empties the test files
     before asserting: every run starts from a clean tree, the baseline still counts the
-    repository's tests, and the submission is exactly the chosen edit."""
-    result, steps = run(tmp_path, [ATTACK, RIGHT_BLOCK], PLAIN_ISSUE, *BLOCKS_ONLY)
+    repository's tests, and the submission is exactly the chosen edit; with the template
+    repairs, whose screen runs the test once per edit without a reset between them, too."""
+    result, steps = run(tmp_path, [ATTACK, RIGHT_BLOCK], PLAIN_ISSUE, *BLOCKS_ONLY,
+                        f"strategy.repair.templates={templates}")  # fmt: skip
     assert result.exit_status == "submitted"
     assert "pwned" not in result.submission.lower() and "tests/" not in result.submission
     changed = [line for line in result.submission.splitlines() if line[:1] in "+-"]
     assert changed == [
         "--- a/wordcount/counter.py", "+++ b/wordcount/counter.py",
-        "-    return ranked[: n - 1]", "+    return ranked[:n]",
+        "-    return ranked[: n - 1]", fixed,
     ]  # fmt: skip
     assert steps["tests at the base"]["observation"].startswith("1 pass of 3")
     assert "reproduction test passes, regressions 0" in steps["validate 1"]["observation"]

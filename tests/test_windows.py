@@ -174,7 +174,8 @@ def test_the_pipeline_asks_a_long_function_for_a_window_first_and_submits_its_fi
         "pipeline",
         ["model.name=scripted", f"model.script={json.dumps(script)}", "env.backend=local",
          "strategy.repair.temperatures=[0.0]", "strategy.repair.more_temperatures=[]",
-         "strategy.repair.rewrite_max_lines=10", "strategy.repair.window_lines=16"],
+         "strategy.repair.rewrite_max_lines=10", "strategy.repair.window_lines=16",
+         "strategy.repair.templates=0"],
     )  # fmt: skip
     result = run_episode(
         config, Workspace(config.env, str(tmp_path / "repo")), ISSUE, instance_id="t",

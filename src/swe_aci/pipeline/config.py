@@ -106,6 +106,13 @@ class RepairConfig(BaseModel):
     locations: int = Field(
         3, ge=1, description="candidates tried one by one (then the first two together)"
     )
+    templates: int = Field(
+        60,
+        ge=0,
+        description="template repairs (pipeline/mutations.py: fix patterns, no model) of a "
+        "Python target screened against the reproduction test before the target's model "
+        "samples; 0: none",
+    )
     rewrite_max_lines: int = Field(
         30,
         ge=0,

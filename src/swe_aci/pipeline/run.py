@@ -46,16 +46,19 @@ from swe_aci.pipeline.mend import mend_test, top_level_names
 from swe_aci.pipeline.models import ModelPool
 from swe_aci.pipeline.outside_definitions import outside_definitions
 from swe_aci.pipeline.record import OnStep, StagedEpisode, record_skipped
-from swe_aci.pipeline.repair import Dropped, code_blocks
+from swe_aci.pipeline.repair import Dropped, Edit, code_blocks
 from swe_aci.pipeline.reproduction import Reproduction, failure_lines
 from swe_aci.pipeline.samples import MORE_SAMPLES, sample_form
 from swe_aci.pipeline.sandbox import Sandbox, SandboxNotRestored
 from swe_aci.pipeline.skeleton import Location, module_name
-from swe_aci.pipeline.tracebacks import first_targets, traceback_locations
+from swe_aci.pipeline.templates import focus_lines, screen_templates
+from swe_aci.pipeline.tracebacks import first_targets, traceback_locations, traced_lines
 from swe_aci.pipeline.validation import Validation
 from swe_aci.retrieval.documents import BaseTree
 from swe_aci.trajectory.exits import ESCAPING_ERRORS, EXIT_REASONS, SUBMITTED, exit_for
 from swe_aci.trajectory.files import EpisodeFiles
+
+TEMPLATES_VALIDATED = 10  # a test forging the screen's output costs at most these runs
 
 
 class OutOfTime(Exception):
@@ -301,6 +304,8 @@ class Pipeline(StagedEpisode):
         runs = [self._schedule(index, target) for index, target in enumerate(order)]
         if by_rounds:
             runs = [[each for each in turn if each] for turn in itertools.zip_longest(*runs)]
+        if self._templates(tree, order):
+            return
         for run in runs:
             for target, number, total, temperature, why in run:
                 if self._groups:
@@ -316,6 +321,42 @@ class Pipeline(StagedEpisode):
             for group in self._groups:
                 self._check_time()
                 self.validation.validate(tree, group, self._reproduction, self.language)
+
+    def _templates(self, tree: dict[str, str], order: list[Target]) -> bool:
+        """The template repairs (templates.py) of each single Python target of `order`, each
+        target's screened against the reproduction, before any model sample; those passing it
+        validated in the order of their patterns (`mutations.TIERS`), then of the targets, at
+        most TEMPLATES_VALIDATED; whether one passes with no regression."""
+        config = self.strategy.repair
+        repro = self._reproduction
+        if repro is None or not config.templates:
+            return False
+        failing = traced_lines(repro.base_output, tree)
+        passing: list[tuple[int, int, Target, Edit]] = []
+        singles = [t for t in order if len(t.locations) == 1 and t.first.path.endswith(".py")]
+        for index, target in enumerate(singles):
+            self._check_time()
+            location = target.first
+            focus = focus_lines(self.problem, tree, location, config.region_lines, failing)
+            screened = screen_templates(
+                self.sandbox, tree, location, repro, focus, config.templates, self.linter
+            )
+            self.record.step(
+                f"templates {target.label}",
+                "template repairs screened against the reproduction test, no model",
+                screened.summary(target.label),
+                {"source": "template", "location": target.label, "tried": screened.tried},
+            )
+            passing += [(tier, index, target, edit) for tier, edit in screened.passing]
+        passing.sort(key=lambda each: each[:2])
+        for _, _, target, edit in passing[:TEMPLATES_VALIDATED]:
+            self._samples += 1
+            group, new = add_edit(self._groups, self._samples, target.label, edit, tree)
+            if new:
+                self.validation.validate(tree, group, repro, self.language)
+                if group.solved:
+                    return True
+        return False
 
     def _schedule(self, index: int, target: Target) -> list[tuple[Target, int, int, float, str]]:
         """The samples of the `index`-th target: (target, number, of how many, temperature,

@@ -27,6 +27,10 @@ BROKEN_TEST = re.compile(
     r"\b(ImportError|ModuleNotFoundError|NameError|SyntaxError|IndentationError|fixture)\b"
 )
 OUTPUT_TAIL = 1500
+SCREEN_MARK = "swe-aci-screened"
+SCREEN_RUN_SECONDS = 10
+SCREENED = re.compile(rf"^{SCREEN_MARK} (\d{{1,4}}) (\d{{1,3}})$", re.MULTILINE)
+SCREEN_OUTPUT = 200_000
 MIN_RUN_SECONDS = 1.0
 
 
@@ -162,6 +166,46 @@ class Sandbox:
             return SuiteRun(result.exit_code == 0 and not result.timed_out, result.output)
         finally:
             self.reset()
+
+    def screen(
+        self, path: str, texts: list[str], tests: dict[str, str], files: list[str]
+    ) -> list[bool | None]:
+        """Whether the test `files` pass with each of `texts` written at `path` in turn (None:
+        not run before the time ran out), one test run of at most SCREEN_RUN_SECONDS each, in
+        one shell command from a clean tree. A screen only: a test may change what the next
+        run sees, so what passes here is validated again on a clean tree (`run_isolated`)."""
+        if not texts:
+            return []
+        self.reset()
+        directory = posixpath.join(posixpath.dirname(REPRODUCTION_FILE), "templates")
+        try:
+            for relative, text in tests.items():
+                self.write(relative, text)
+            for index, text in enumerate(texts):
+                self.write(posixpath.join(directory, f"{index}.py"), text)
+            root = shlex.quote(self.env.repo_path)
+            target = shlex.quote(self.path(path))
+            quoted = " ".join(shlex.quote(self.path(file)) for file in files)
+            run = f"{self.test_command} --rootdir {root} {quoted}"
+            loop = (
+                f"cd {root} && for i in $(seq 0 {len(texts) - 1}); do "
+                f"cp -f -- {shlex.quote(self.path(directory))}/$i.py {target} && "
+                f"timeout -k 1 {SCREEN_RUN_SECONDS} sh -c {shlex.quote(run)} "
+                ">/dev/null 2>&1 </dev/null; "
+                f'echo "{SCREEN_MARK} $i $?"; done'
+            )
+            limit = len(texts) * (SCREEN_RUN_SECONDS + 2) + 10
+            left = self.time_left() if self.time_left is not None else None
+            result = self.env.run(loop, timeout=limit if left is None else min(limit, left))
+        finally:
+            self.env.run(f"rm -rf {shlex.quote(self.path(directory))}", timeout=30)
+            self.reset()
+        passed: list[bool | None] = [None] * len(texts)
+        for match in SCREENED.finditer(result.output[-SCREEN_OUTPUT:]):
+            index = int(match.group(1))
+            if index < len(texts) and passed[index] is None:
+                passed[index] = match.group(2) == "0"
+        return passed
 
     def remove_reproduction(self) -> None:
         directory = shlex.quote(posixpath.dirname(self.path(REPRODUCTION_FILE)))

@@ -1,0 +1,297 @@
+"""Template repairs (pipeline/mutations.py): each fix pattern on a small realistic source, checked
+by running the mutated module where practical, and what is never mutated."""
+
+from __future__ import annotations
+
+import ast
+from typing import Any
+
+import pytest
+
+from swe_aci.pipeline.mutations import Mutant, mutants
+from swe_aci.pipeline.structure import targets
+
+
+def edits(source: str, name: str, focus: tuple[int, ...] = (), limit: int = 500) -> list[Mutant]:
+    location = next(each for each in targets("m.py", source) if each.qualname == name)
+    return mutants(source, location, list(focus), limit)
+
+
+def only(found: list[Mutant], pattern: str, contains: str = "") -> Mutant:
+    (mutant,) = [each for each in found if each.pattern == pattern and contains in each.text]
+    return mutant
+
+
+def load(text: str) -> dict[str, Any]:
+    namespace: dict[str, Any] = {}
+    exec(compile(text, "m.py", "exec"), namespace)
+    return namespace
+
+
+DESCRIPTOR = '''\
+class cached:
+    def __init__(self, func):
+        self.func = func
+
+    def __get__(self, obj, objtype=None):
+        """The value, computed once per instance and kept in its __dict__."""
+        value = self.func(obj) if obj is not None else self
+        obj.__dict__[self.func.__name__] = value
+        return value
+
+class Square:
+    side = 3
+
+    @cached
+    def area(self):
+        return self.side**2
+'''
+
+
+def test_a_statement_reading_a_parameter_gets_a_null_check() -> None:
+    with pytest.raises(AttributeError):
+        load(DESCRIPTOR)["Square"].area  # noqa: B018
+    found = edits(DESCRIPTOR, "cached.__get__")
+    checked = [each for each in found if each.pattern == "null check"]
+    assert [each.line for each in checked] == [8]  # `obj`, never `self`
+    assert "        if obj is not None:\n            obj.__dict__[" in checked[0].text
+    square = load(checked[0].text)["Square"]
+    assert square.area is square.__dict__["area"]  # the descriptor itself
+    assert square().area == 9
+
+
+def test_a_bound_is_clamped_to_the_length_the_statement_reads() -> None:
+    source = """\
+def last(text, n=None):
+    end = len(text) if n is None else n
+    return [text[len(text) - i] for i in range(1, end + 1)]
+"""
+    with pytest.raises(IndexError):
+        load(source)["last"]("ab", 5)
+    found = edits(source, "last")
+    clamped = only(found, "range check", "end = len(text) if n is None else min(n, len(text))\n")
+    assert not any("min(n, len(text)) is" in each.text for each in found)
+    assert not any("min(text," in each.text for each in found)  # not what len() measures
+    last = load(clamped.text)["last"]
+    assert last("ab", 5) == ["b", "a"] and last("abc", None) == ["c", "b", "a"]
+
+
+VERSION = """\
+class TooManyFields(Exception):
+    pass
+
+class VersionError(ValueError):
+    pass
+
+class Version:
+    def __init__(self, major, minor=0):
+        self.major, self.minor = major, minor
+
+    def bump(self):
+        if self.major < 0:
+            raise VersionError(self.major)
+        d = {"major": self.major, "minor": self.minor + 1}
+        return Version(**d)
+
+    def __repr__(self):
+        return "v" + super(Version, self).__repr__()
+
+    def check(self):
+        if self.minor > 99:
+            raise TooManyFields(self.minor)
+"""
+
+
+def test_the_class_named_inside_its_method_becomes_type_of_self() -> None:
+    found = edits(VERSION, "Version.bump") + edits(VERSION, "Version.__repr__")
+    subclassed = only(found, "class of self")
+    assert "return type(self)(**d)" in subclassed.text
+    namespace = load(subclassed.text + "\n\nclass Tagged(Version):\n    pass\n")
+    assert type(namespace["Tagged"](1).bump()) is namespace["Tagged"]
+    assert not any("super(type(self)" in each.text for each in found)
+    assert not any("raise type(self)(self.major)" in each.text for each in found)
+
+
+def test_an_exception_class_raised_in_a_method_is_left_alone() -> None:
+    assert not [each for each in edits(VERSION, "Version.check") if each.pattern == "class of self"]
+
+
+def test_regex_anchors_become_backslash_a_and_z_in_raw_and_plain_literals() -> None:
+    source = """\
+import re
+
+def whole(expr):
+    return re.compile(r'^%s$' % expr), re.compile('^%s$' % expr)
+"""
+    found = edits(source, "whole")
+    anchored = [each for each in found if each.pattern == "regex anchor"]
+    assert len(anchored) == 4
+    compiled = {regex.pattern for each in anchored for regex in load(each.text)["whole"]("ab")}
+    assert compiled == {"\\Aab$", "^ab\\Z", "^ab$"}  # one backslash, raw or not
+    raw_end = load(only(found, "regex anchor", "r'^%s\\Z'").text)["whole"]("ab")[0]
+    assert raw_end.match("ab") and not raw_end.match("ab\n")
+    assert load(source)["whole"]("ab")[0].match("ab\n")
+
+
+def test_an_anchor_in_the_raw_part_of_a_concatenation_stays_a_single_backslash() -> None:
+    source = "import re\n\n\ndef stem(name):\n    return re.match('^(\\\\w+)' r'\\.py$', name)\n"
+    for each in edits(source, "stem"):
+        if each.pattern == "regex anchor":
+            assert load(each.text)["stem"]("a.py"), each.description
+
+
+def test_the_same_quantifier_in_two_literals_is_also_changed_at_once() -> None:
+    source = """\
+def patterns(a, b):
+    first = '%s%s+' % (a, b)
+    second = '%s*%s%s+' % (a, b, b)
+    return first, second
+"""
+    found = [each for each in edits(source, "patterns") if each.pattern == "regex quantifier"]
+    both = [each for each in found if "and 1 more" in each.description]
+    assert len(both) == 1 and "`+` -> `*`" in both[0].description
+    assert load(both[0].text)["patterns"]("x", "y") == ("xy*", "x*yy*")
+    singles = {load(each.text)["patterns"]("x", "y") for each in found if each not in both}
+    assert singles == {("xy*", "x*yy+"), ("xy+", "x+yy+"), ("xy+", "x*yy*")}
+
+
+def test_an_empty_value_is_not_yielded() -> None:
+    source = """\
+from itertools import islice
+
+def chunks(items, size):
+    it = iter(items)
+    for _ in range(len(items) // size + 1):
+        yield list(islice(it, size))
+"""
+    assert list(load(source)["chunks"]([1, 2, 3, 4], 2)) == [[1, 2], [3, 4], []]
+    guarded = only(edits(source, "chunks"), "empty value")
+    guard = "        value = list(islice(it, size))\n        if value:\n            yield value\n"
+    assert guard in guarded.text
+    chunks = load(guarded.text)["chunks"]
+    assert list(chunks([1, 2, 3, 4], 2)) == [[1, 2], [3, 4]]
+    assert list(chunks([1, 2, 3], 2)) == [[1, 2], [3]]
+
+
+def test_a_condition_is_strengthened_by_the_comparison_its_branch_makes() -> None:
+    source = """\
+class Amount:
+    def __init__(self, sign):
+        self._sign = sign
+
+    def format(self, result):
+        text = str(result)
+        if self._sign:
+            sign = "+" if result >= 0 else "-"
+            text = sign + text
+        return text
+"""
+    assert load(source)["Amount"](True).format(-3) == "--3"
+    strengthened = only(edits(source, "Amount.format"), "condition strengthened")
+    assert "        if self._sign and result >= 0:\n" in strengthened.text
+    amount = load(strengthened.text)["Amount"]
+    runs = ((True, -3), (True, 3), (False, 3))
+    assert [amount(sign).format(result) for sign, result in runs] == ["-3", "+3", "3"]
+
+
+def test_comparison_off_by_one_and_negation_but_no_deletion() -> None:
+    source = """\
+def tail(items, n, reset):
+    if n > len(items):
+        return list(items)
+    if reset:
+        items.clear()
+    return items[len(items) - n - 1 :]
+"""
+    found = edits(source, "tail")
+    swapped = only(found, "comparison")
+    assert load(swapped.text)["tail"]([1, 2], 2, False) == [1, 2]
+    assert load(only(found, "off by one").text)["tail"]([1, 2, 3], 2, False) == [2, 3]
+    negated = only(found, "condition negated", "if not (reset):")
+    kept = [1, 2, 3]
+    load(negated.text)["tail"](kept, 1, True)
+    assert kept == [1, 2, 3], negated.description
+    # deleting a statement is no template (the most often wrong of the plausible patches)
+    statements = len(ast.parse(source).body[0].body)
+    assert all(len(ast.parse(each.text).body[0].body) == statements for each in found)
+    assert all("items.clear()" in each.text for each in found)
+
+
+def test_docstrings_decorators_and_other_functions_are_never_mutated() -> None:
+    source = '''\
+import functools
+import re
+
+def before(x):
+    return x + 1
+
+@functools.lru_cache(maxsize=8)
+def word(text, n=None):
+    """^[a-z]+ words, at most n - 1 of them$"""
+    if text is not None and n > 1:
+        return re.findall(r"^\\w+$", text)[: n - 1]
+    return None
+
+def after(x):
+    return x - 1
+'''
+    found = edits(source, "word")
+    assert len(found) > 10
+    lines = source.splitlines()  # up to the docstring, and the function after
+    for each in found:
+        new = each.text.splitlines()
+        assert new[:9] == lines[:9] and new[-2:] == lines[-2:], each.description
+
+
+DRAIN = """\
+def drain(queue, log):
+    try:
+        log.append(queue.pop())
+    except IndexError:
+        pass
+    if not queue: log.append(None)
+
+def report(code, verbose, log):
+    if verbose:
+        print("ok" if code == 0 else "failed")
+        log.write("ok" if code == 0 else "failed")
+"""
+
+
+@pytest.mark.parametrize(("source", "name"), [(VERSION, "Version.bump"), (DRAIN, "drain")])
+def test_every_mutant_parses_and_differs_from_the_original_and_the_others(
+    source: str, name: str
+) -> None:
+    # drain: line 6 is a one-line `if`; report: twice the same strengthening
+    found = edits(source, name)
+    dumps = [ast.dump(ast.parse(each.text)) for each in found]
+    assert len(found) >= 3 and len(set(dumps)) == len(dumps)
+    assert ast.dump(ast.parse(source)) not in dumps
+    report = [each.description for each in edits(DRAIN, "report")]
+    assert report.count("condition strengthened, line 9: `verbose` -> `verbose and code == 0`") == 1
+
+
+def test_the_limit_keeps_the_first_mutants() -> None:
+    found = edits(VERSION, "Version.bump")
+    assert edits(VERSION, "Version.bump", limit=4) == found[:4]
+    assert edits(VERSION, "Version.bump", limit=0) == []
+    assert mutants("def broken(:\n", targets("m.py", VERSION)[0], [], 10) == []
+
+
+def test_edits_on_the_focus_lines_come_first() -> None:
+    source = """\
+def clamp(x, low, high):
+    if x < low:
+        return low
+    if x > high:
+        return high
+    return x
+"""
+
+    def order(focus: tuple[int, ...]) -> list[tuple[str, int]]:
+        return [(each.pattern, each.line) for each in edits(source, "clamp", focus)]
+
+    assert [line for pattern, line in order(()) if pattern == "comparison"] == [2, 4]
+    focused = order((4, 5))
+    assert [line for pattern, line in focused if pattern == "comparison"] == [4, 2]
+    assert focused.index(("comparison", 4)) < focused.index(("condition negated", 4))  # tiers
