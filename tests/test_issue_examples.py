@@ -208,3 +208,58 @@ def test_a_model_written_test_imports_what_the_issues_code_imports(
     issue: str, module: str, name: str, expected: list[str]
 ) -> None:
     assert reproduction_imports(issue, module, name) == expected
+
+
+WARNING_ISSUE = """\
+Accessing `Lazy.value` through the class emits a DeprecationWarning.
+
+```python
+import warnings
+from lazyattr import Lazy
+
+warnings.simplefilter("always", DeprecationWarning)
+
+class Foo:
+    value = Lazy(lambda self: 1)
+
+Foo.value   # DeprecationWarning: no instance to cache 'value' on
+```
+
+Expected: no warning when the descriptor is read from the class.
+"""
+LAZY = """\
+import warnings
+
+
+class Lazy:
+    def __init__(self, compute):
+        self.compute = compute
+
+    def __get__(self, obj, objtype=None):
+        if OBJ_CHECK:
+            warnings.warn("no instance to cache 'value' on", DeprecationWarning, 2)
+            return self
+        return self.compute(obj)
+"""
+
+
+def test_a_script_line_commented_with_an_unwanted_warning_must_not_warn(tmp_path: Path) -> None:
+    code = issue_tests(WARNING_ISSUE, {"Lazy": "lazyattr"})
+    assert 'warnings.simplefilter("error", DeprecationWarning)' in code
+    assert 'simplefilter("always"' not in code  # the script's own filter would let it through
+    assert "# DeprecationWarning" not in code
+    outcomes = []
+    for check in ("obj is None", "False"):  # the bug (it warns), then the fix
+        (tmp_path / "lazyattr.py").write_text(LAZY.replace("OBJ_CHECK", check))
+        (tmp_path / "test_issue.py").write_text(code)
+        run = subprocess.run(
+            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_issue.py"],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            env={**os.environ, "PYTHONPATH": str(tmp_path)},
+        )
+        outcomes.append(run.returncode)
+    assert outcomes == [1, 0]
+    wanted = WARNING_ISSUE.replace("Expected: no warning", "Expected: a clearer message")
+    assert issue_tests(wanted, {"Lazy": "lazyattr"}) == ""  # the issue wants the warning

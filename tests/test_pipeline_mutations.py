@@ -295,3 +295,14 @@ def clamp(x, low, high):
     focused = order((4, 5))
     assert [line for pattern, line in focused if pattern == "comparison"] == [4, 2]
     assert focused.index(("comparison", 4)) < focused.index(("condition negated", 4))  # tiers
+
+
+def test_a_character_class_of_a_module_constant_is_repeated() -> None:
+    source = (
+        'import re\n\nNOT_ALLOWED = re.compile(r"[^a-z0-9]")\n\n\n'
+        "def slugify(text):\n    return NOT_ALLOWED.sub('-', text.lower()).strip('-')\n"
+    )
+    repeated = only(edits(source, "NOT_ALLOWED"), "regex quantifier")
+    assert repeated.description == "regex quantifier, line 3: `]` -> `]+`"
+    assert load(repeated.text)["slugify"]("Hello,  World!") == "hello-world"
+    assert load(source)["slugify"]("Hello,  World!") == "hello---world"

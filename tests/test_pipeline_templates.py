@@ -58,6 +58,9 @@ def test_a_template_passing_the_issues_example_is_chosen_without_a_repair_sample
     passing = [each["edit"] for each in tried if each["passes"]]
     assert passing[0] == "off by one, line 21: `n - 1` -> `n`", tried  # validated first
     assert any(each["passes"] is False for each in tried)  # the others were run, and failed
+    observation = steps["templates wordcount/counter.py::top_words"]["observation"]
+    assert "- passes: off by one, line 21: `n - 1` -> `n`\n" in observation  # what the
+    assert observation.count("\n- ") == len(tried)  # inspector shows: every edit tried
     assert (
         "samples 1 (template): reproduction test passes, regressions 0"
         in (steps["validate 1"]["observation"])

@@ -1,7 +1,8 @@
 """Reproduction tests from the issue's own examples, without the model: `>>>` sessions (the shown
 output is the wrong one; the expected value comes from the prose after it), "`call` returns X ...
 expected Y" sentences, comparisons in backticks (`f(x) == 5`), `# expected:` comments in a code
-block, and tracebacks (the call must not raise, or must raise the exception the issue expects).
+block, tracebacks (the call must not raise, or must raise the exception the issue expects), and
+a script's line commented with a warning the issue wants gone (it must not warn).
 Each is a pytest function; the pipeline keeps those that fail at the base. Also what the issue
 names (paths, traceback frames), which localization puts first."""
 
@@ -40,6 +41,13 @@ FENCE = re.compile(r"```[\w+-]*[^\n]*\n(.*?)(?:```|\Z)", re.DOTALL)
 TRACEBACK_FRAME = re.compile(r'File "([^"]+)", line \d+, in (\w+)')
 PATH = re.compile(r"(?<![\w/.])((?:[\w-]+/)*[\w-]+\.py)\b")
 BUILTIN_EXCEPTIONS = {name for name in dir(builtins) if name.endswith(("Error", "Exception"))}
+BUILTIN_WARNINGS = {name for name in dir(builtins) if name.endswith("Warning")}
+UNWANTED_WARNING = re.compile(
+    r"(?i)\bno\s+(?:\w+\s+)?warnings?\b|\b(?:should|must)\s+not\s+(?:warn|emit)"
+    r"|\bwithout\s+(?:a\s+|any\s+)?(?:\w+\s+)?warnings?\b"
+)
+WARNING_COMMENT = re.compile(r"\s#.*?\b([A-Z]\w*Warning)\b")
+WARNING_FILTER = re.compile(r"^warnings\.(?:simplefilter|filterwarnings|resetwarnings)\(")
 
 
 @dataclass
@@ -374,6 +382,40 @@ def expected_comment_tests(issue: str) -> list[list[str]]:
     return bodies
 
 
+def unwanted_warning_tests(issue: str) -> list[list[str]]:
+    """A script whose line is commented with the built-in warning it emits
+    (`create_autospec(Foo)   # DeprecationWarning: ...`), in an issue that wants none ("no
+    warning", "should not warn"): the script up to that line must run with that warning an
+    error. Its own top-level `warnings.simplefilter(...)` lines are left out (they would let
+    the warning through)."""
+    if not UNWANTED_WARNING.search(issue):
+        return []
+    bodies = []
+    for block in FENCE.findall(issue):
+        if PROMPT.search(block) or parse(block) is None:
+            continue
+        lines = block.rstrip().splitlines()
+        for number, line in enumerate(lines):
+            match = WARNING_COMMENT.search(line)
+            if match is None or match.group(1) not in BUILTIN_WARNINGS:
+                continue
+            code = [
+                item
+                for item in [*lines[:number], line[: match.start()].rstrip()]
+                if not WARNING_FILTER.match(item)
+            ]
+            if parse("\n".join(code)) is None:
+                continue
+            bodies.append([
+                "import warnings",
+                "with warnings.catch_warnings():",
+                f'    warnings.simplefilter("error", {match.group(1)})',
+                *(f"    {item}" if item.strip() else "" for item in code),
+            ])  # fmt: skip
+            break
+    return bodies
+
+
 def issue_tests(issue: str, importable: dict[str, str]) -> str:
     """A pytest module of every test the issue's examples give ("" when none)."""
     bodies = [
@@ -385,6 +427,7 @@ def issue_tests(issue: str, importable: dict[str, str]) -> str:
         *inline_tests(issue, importable),
         *comparison_tests(issue, importable),
         *expected_comment_tests(issue),
+        *unwanted_warning_tests(issue),
     ]
     functions = []
     seen: set[str] = set()

@@ -17,7 +17,8 @@ PraPR, Ghanbari et al. ISSTA 2019) written for Python:
 - subclass-friendliness: a class of the module named inside a method replaced by `type(self)`
   (`cls` in a class method);
 - regular expressions in string literals: the anchors `^` and `$` made `\\A` and `\\Z` (`$`
-  matches before a trailing newline), a quantifier `+` made `*` and back;
+  matches before a trailing newline), a quantifier `+` made `*` and back, a character class
+  repeated (`[^a-z0-9]` -> `[^a-z0-9]+`);
 - an empty value not yielded (`yield list(it)` -> `if value: yield value`);
 - an exception converted: where the reproduction fails on a built-in exception and expects the
   library's own (`pytest.raises(InvalidVersion)`), the target's body in `try:`, the one raised
@@ -286,8 +287,9 @@ def _apply(text: str, group: tuple[_Change, ...]) -> str:
 
 def _describe(text: str, group: tuple[_Change, ...]) -> str:
     first = group[0]
-    old = " ".join(text[first.start : first.end].split())
-    new = " ".join(first.new.split())
+    start = first.start - 1 if first.start == first.end else first.start  # an insertion
+    old = " ".join(text[start : first.end].split())
+    new = " ".join((text[start : first.start] + first.new).split())
     where = f"line {first.line}" + (f" and {len(group) - 1} more" if len(group) > 1 else "")
     return f"{first.pattern}, {where}: `{_short(old)}` -> `{_short(new)}`"
 
@@ -453,6 +455,9 @@ def _regex(node: ast.Constant, source: _Source, line: int) -> Iterator[_Change]:
         around = body[max(0, match.start() - 2) : match.start()] + "|" + body[match.end() :][:1]
         at = start + match.start()
         yield _Change(at, at + 1, new, "regex quantifier", line, around)
+    for match in re.finditer(r"(?<!\\)\](?![+*?{])", body):  # a class repeated: `[^a-z]+`
+        at = start + match.end()
+        yield _Change(at, at, "+", "regex quantifier", line, "]|")
 
 
 def _owner_argument(function: ast.FunctionDef | ast.AsyncFunctionDef | None) -> str | None:

@@ -32,13 +32,23 @@ class Screened:
     passing: list[tuple[int, Edit]] = field(default_factory=list)  # (its pattern's tier, edit)
 
     def summary(self, label: str) -> str:
+        """The step's observation: how many passed, then every edit tried and its outcome."""
         screened = [each for each in self.tried if each["passes"] is not None]
-        passed = [each["edit"] for each in screened if each["passes"]]
+        passed = [each for each in screened if each["passes"]]
         head = (
             f"{len(self.tried)} template edits of {label}, {len(screened)} screened: "
             f"{len(passed)} pass the reproduction test"
         )
-        return "\n".join([head, *(f"- {each}" for each in passed)])
+        lines = [f"- {_outcome(each)}: {each['edit']}" for each in self.tried]
+        return "\n".join([head, *lines])
+
+
+def _outcome(tried: dict[str, Any]) -> str:
+    if tried["passes"] is None:
+        return "not run (time)"
+    if not tried["passes"]:
+        return "fails"
+    return f"passes, dropped ({tried['dropped']})" if "dropped" in tried else "passes"
 
 
 TRACEBACK_MARGIN = 3
