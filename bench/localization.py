@@ -26,7 +26,9 @@ import subprocess
 import sys
 import tarfile
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from swe_aci.pipeline.choose import documents_of
 from swe_aci.pipeline.localize import candidate_locations, issue_choice
@@ -103,6 +105,18 @@ def exact_patch(tree: dict[str, str], patch: str, scratch: Path) -> str:
     return subprocess.run([*git, "diff", "-U0"], capture_output=True, text=True, check=True).stdout
 
 
+def sdist_rows(tasks: Path) -> Iterator[tuple[dict[str, Any], dict[str, str]]]:
+    """Each row of the task file whose base is a PyPI sdist, with its `environment.source`."""
+    for line in tasks.read_text().splitlines():
+        row = json.loads(line)
+        environment = row["environment"]
+        if isinstance(environment, str):
+            environment = ast.literal_eval(environment)
+        source = environment.get("source", {})
+        if "pypi_sdist" in source:
+            yield row, source
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("tasks", nargs="?", default="datasets/real_bugs.jsonl")
@@ -111,14 +125,7 @@ def main() -> None:
     args = parser.parse_args()
     ranks: list[int | None] = []
     picks: list[bool] = []  # per row where the issue picks a candidate: whether it is gold
-    for line in Path(args.tasks).read_text().splitlines():
-        row = json.loads(line)
-        environment = row["environment"]
-        if isinstance(environment, str):
-            environment = ast.literal_eval(environment)
-        source = environment.get("source", {})
-        if "pypi_sdist" not in source:
-            continue
+    for row, source in sdist_rows(Path(args.tasks)):
         with tempfile.TemporaryDirectory(prefix="bench-localization-") as scratch:
             tree = sdist_tree(source["pypi_sdist"], source["sha256"], Path(scratch))
             gold = gold_targets(tree, exact_patch(tree, row["patch"], Path(scratch)))

@@ -16,9 +16,7 @@ base here must pass.
 from __future__ import annotations
 
 import argparse
-import ast
 import hashlib
-import json
 import os
 import subprocess
 import sys
@@ -27,7 +25,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from localization import exact_patch, gold_targets
+from localization import exact_patch, gold_targets, sdist_rows
 from swe_aci.pipeline.mutations import mutants
 from swe_aci.pipeline.structure import targets
 from swe_aci.pipeline.templates import focus_lines
@@ -83,14 +81,7 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=60, help="template edits per target")
     args = parser.parse_args()
     reached = rows = 0
-    for line in Path(args.tasks).read_text().splitlines():
-        row = json.loads(line)
-        environment = row["environment"]
-        if isinstance(environment, str):
-            environment = ast.literal_eval(environment)
-        source = environment.get("source", {})
-        if "pypi_sdist" not in source:
-            continue
+    for row, source in sdist_rows(Path(args.tasks)):
         with tempfile.TemporaryDirectory(prefix="bench-templates-") as scratch:
             root = unpack_sdist(source["pypi_sdist"], source["sha256"], Path(scratch))
             tree = python_tree(root)

@@ -16,6 +16,23 @@ from swe_aci.pipeline.reproduction import accepted_issue_tests, keep_tests
 from swe_aci.pipeline.sandbox import TestRun
 
 
+def exit_codes(directory: Path, test: str, module: str, versions: list[str]) -> list[int]:
+    """pytest's exit code on the test module `test` with each version of `module`."""
+    codes = []
+    for version in versions:
+        (directory / f"{module}.py").write_text(version)
+        (directory / "test_issue.py").write_text(test)
+        run = subprocess.run(
+            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_issue.py"],
+            cwd=directory,
+            capture_output=True,
+            text=True,
+            env={**os.environ, "PYTHONPATH": str(directory)},
+        )
+        codes.append(run.returncode)
+    return codes
+
+
 def test_a_session_and_a_sentence_give_a_test_each() -> None:
     issue = (
         ">>> from tempconv import fahrenheit_to_celsius\n>>> fahrenheit_to_celsius(212)\n"
@@ -56,19 +73,8 @@ def test_an_expected_object_repr_is_compared_with_the_results_repr(tmp_path: Pat
         "    def __repr__(self):\n        return '<Result %r {}>' % (self.fixed,)\n"
         "def parse(pattern, text):\n    return Result(text.STRIP)\n"
     )
-    outcomes = []
-    for strip in ("rstrip()", "__str__()"):  # the bug, then the fix
-        (tmp_path / "textparse.py").write_text(module.replace("STRIP", strip))
-        (tmp_path / "test_issue.py").write_text(code)
-        run = subprocess.run(
-            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_issue.py"],
-            cwd=tmp_path,
-            capture_output=True,
-            text=True,
-            env={**os.environ, "PYTHONPATH": str(tmp_path)},
-        )
-        outcomes.append(run.returncode)
-    assert outcomes == [1, 0]
+    versions = [module.replace("STRIP", strip) for strip in ("rstrip()", "__str__()")]
+    assert exit_codes(tmp_path, code, "textparse", versions) == [1, 0]  # the bug, then the fix
     addressed = ">>> make()\n<Foo object at 0x7f00>\n\nExpected `<Foo object at 0x7f01>`.\n"
     assert issue_tests(addressed, {"make": "foo"}) == ""
 
@@ -248,18 +254,7 @@ def test_a_script_line_commented_with_an_unwanted_warning_must_not_warn(tmp_path
     assert 'warnings.simplefilter("error", DeprecationWarning)' in code
     assert 'simplefilter("always"' not in code  # the script's own filter would let it through
     assert "# DeprecationWarning" not in code
-    outcomes = []
-    for check in ("obj is None", "False"):  # the bug (it warns), then the fix
-        (tmp_path / "lazyattr.py").write_text(LAZY.replace("OBJ_CHECK", check))
-        (tmp_path / "test_issue.py").write_text(code)
-        run = subprocess.run(
-            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_issue.py"],
-            cwd=tmp_path,
-            capture_output=True,
-            text=True,
-            env={**os.environ, "PYTHONPATH": str(tmp_path)},
-        )
-        outcomes.append(run.returncode)
-    assert outcomes == [1, 0]
+    versions = [LAZY.replace("OBJ_CHECK", check) for check in ("obj is None", "False")]
+    assert exit_codes(tmp_path, code, "lazyattr", versions) == [1, 0]  # it warns, then not
     wanted = WARNING_ISSUE.replace("Expected: no warning", "Expected: a clearer message")
     assert issue_tests(wanted, {"Lazy": "lazyattr"}) == ""  # the issue wants the warning

@@ -361,13 +361,19 @@ def segment_pairs(paragraph: str, calls: list[str]) -> list[tuple[str, str]] | N
     return pairs
 
 
+def scripts(issue: str) -> list[list[str]]:
+    """The lines of each code block of the issue that is a script (it parses, no `>>>`)."""
+    return [
+        block.rstrip().splitlines()
+        for block in FENCE.findall(issue)
+        if not PROMPT.search(block) and parse(block) is not None
+    ]
+
+
 def expected_comment_tests(issue: str) -> list[list[str]]:
     """A code block whose `print(x)` is followed by `# expected: <literal>`."""
     bodies = []
-    for block in FENCE.findall(issue):
-        if PROMPT.search(block) or parse(block) is None:
-            continue
-        lines = block.rstrip().splitlines()
+    for lines in scripts(issue):
         for number, line in enumerate(lines):
             match = re.match(r"\s*#\s*expected\s*:\s*(.+)$", line, re.IGNORECASE)
             printed = [
@@ -391,10 +397,7 @@ def unwanted_warning_tests(issue: str) -> list[list[str]]:
     if not UNWANTED_WARNING.search(issue):
         return []
     bodies = []
-    for block in FENCE.findall(issue):
-        if PROMPT.search(block) or parse(block) is None:
-            continue
-        lines = block.rstrip().splitlines()
+    for lines in scripts(issue):
         for number, line in enumerate(lines):
             match = WARNING_COMMENT.search(line)
             if match is None or match.group(1) not in BUILTIN_WARNINGS:
