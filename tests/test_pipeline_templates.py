@@ -57,7 +57,8 @@ def test_a_template_passing_the_issues_example_is_chosen_without_a_repair_sample
     tried = steps["templates wordcount/counter.py::top_words"]["pipeline"]["tried"]
     passing = [each["edit"] for each in tried if each["passes"]]
     assert passing[0] == "off by one, line 21: `n - 1` -> `n`", tried  # validated first
-    assert any(each["passes"] is False for each in tried)  # the others were run, and failed
+    # the weaker patterns (a small integer moved: `n - 2`) wait for the model's samples
+    assert not any(each["edit"].startswith("integer") for each in tried)
     observation = steps["templates wordcount/counter.py::top_words"]["observation"]
     assert "- passes: off by one, line 21: `n - 1` -> `n`\n" in observation  # what the
     assert observation.count("\n- ") == len(tried)  # inspector shows: every edit tried
@@ -95,7 +96,8 @@ FORGING_TEST = fenced(
 def test_a_forged_screen_makes_no_candidate_pass(tmp_path: Path) -> None:
     """The model's reproduction test writes `every template passes` to the screen's own
     output; each template is then validated on a clean tree, where the test fails: none is
-    taken for a fix, and the search goes on to the model's samples."""
+    taken for a fix, the search goes on to the model's samples, then to the weaker patterns
+    (forged too), at most 8 edits of the target each time."""
     wrong = fenced("def top_words(text, n):\n    return []\n")
     config = templates_config(
         [FORGING_TEST, wrong],
@@ -109,13 +111,16 @@ def test_a_forged_screen_makes_no_candidate_pass(tmp_path: Path) -> None:
     result = run_on_wordcount(config, tmp_path, PLAIN_ISSUE)
     trajectory = load_trajectory(tmp_path / "out/w/w.traj")
     steps = trajectory["trajectory"]
-    templates = next(step for step in steps if step["action"].startswith("templates "))
-    tried = templates["pipeline"]["tried"]
-    assert len(tried) == 8 and all(each["passes"] for each in tried), tried  # forged
+    actions = [step["action"] for step in steps]
+    strong = actions.index("templates wordcount/counter.py::top_words")
+    weak = actions.index("templates wordcount/counter.py::top_words (weaker patterns)")
+    repair = next(i for i, action in enumerate(actions) if action.startswith("repair 1/1"))
+    assert strong < repair < weak  # the search went on, then to the weaker patterns
+    tried = [each for i in (strong, weak) for each in steps[i]["pipeline"]["tried"]]
+    assert len(tried) > 8 and all(each["passes"] for each in tried), tried  # forged
     validations = [step for step in steps if step["action"].startswith("validate ")]
-    assert len(validations) >= 8
+    assert len(validations) >= len(tried)  # each forged pass validated, and the model's edit
     assert all("reproduction test fails" in step["observation"] for step in validations)
-    assert any(step["action"].startswith("repair 1/1") for step in steps)  # the search went on
     assert "the reproduction test passes on it" not in trajectory["info"].get("choice", "")
     assert "ranked[:n]" not in result.submission
 

@@ -88,6 +88,12 @@ TIERS = {
     "operand dropped": 3,
     "condition negated": 4,
 }
+# The patterns tried before the model's samples, and those tried only after them: swapping
+# `and` for `or` or dropping an operand passes a weak reproduction more often than it fixes
+# (calutil: `month == 2 and is_leap_year(year)` made `or` passed the model's test, the bug is
+# in `is_leap_year`).
+STRONG = range(3)
+WEAK = range(3, 5)
 
 
 @dataclass(frozen=True)
@@ -154,12 +160,14 @@ def mutants(
     focus: list[int],
     limit: int,
     conversion: Conversion | None = None,
+    tiers: range | None = None,
 ) -> list[Mutant]:
     """At most `limit` template edits of `location` in `text` that parse, each distinct, in the
     order they are worth trying: those changing a line of `focus` first (templates.py: the
     lines the reproduction's traceback passes through, or those of the issue's words), each
     group by tier, then by the distance to `focus`; `conversion`: the exceptions to convert
-    (the target's body in `try:`, the raised ones re-raised as the expected one)."""
+    (the target's body in `try:`, the raised ones re-raised as the expected one); `tiers`: the
+    patterns' tiers wanted (`STRONG`, `WEAK`; None: all)."""
     tree = parse(text)
     if tree is None:
         return []
@@ -168,6 +176,8 @@ def mutants(
     changes = list(_changes(tree, source, location, classes, _docstrings(tree)))
     if conversion is not None and conversion.expected in _module_names(tree):
         changes += _converted(tree, source, location, conversion)
+    if tiers is not None:
+        changes = [change for change in changes if TIERS[change.pattern] in tiers]
 
     def order(change: tuple[_Change, ...]) -> tuple[bool, int, int, int]:
         line = change[0].line

@@ -44,6 +44,7 @@ from swe_aci.pipeline.localize import (
 )
 from swe_aci.pipeline.mend import mend_test, top_level_names
 from swe_aci.pipeline.models import ModelPool
+from swe_aci.pipeline.mutations import STRONG, WEAK
 from swe_aci.pipeline.outside_definitions import outside_definitions
 from swe_aci.pipeline.record import OnStep, StagedEpisode, record_skipped
 from swe_aci.pipeline.repair import Dropped, Edit, code_blocks
@@ -304,7 +305,7 @@ class Pipeline(StagedEpisode):
         runs = [self._schedule(index, target) for index, target in enumerate(order)]
         if by_rounds:
             runs = [[each for each in turn if each] for turn in itertools.zip_longest(*runs)]
-        if self._templates(tree, order):
+        if self._templates(tree, order, STRONG):
             return
         for run in runs:
             for target, number, total, temperature, why in run:
@@ -321,12 +322,15 @@ class Pipeline(StagedEpisode):
             for group in self._groups:
                 self._check_time()
                 self.validation.validate(tree, group, self._reproduction, self.language)
+        else:
+            self._templates(tree, order, WEAK)
 
-    def _templates(self, tree: dict[str, str], order: list[Target]) -> bool:
-        """The template repairs (templates.py) of each single Python target of `order`, each
-        target's screened against the reproduction, before any model sample; those passing it
-        validated in the order of their patterns (`mutations.TIERS`), then of the targets, at
-        most TEMPLATES_VALIDATED; whether one passes with no regression."""
+    def _templates(self, tree: dict[str, str], order: list[Target], tiers: range) -> bool:
+        """The template repairs (templates.py) of the patterns of `tiers` (STRONG before the
+        model's samples, WEAK once they found nothing) of each single Python target of `order`,
+        each target's screened against the reproduction; those passing it validated in the
+        order of their patterns (`mutations.TIERS`), then of the targets, at most
+        TEMPLATES_VALIDATED; whether one passes with no regression."""
         config = self.strategy.repair
         repro = self._reproduction
         if repro is None or not config.templates:
@@ -339,10 +343,11 @@ class Pipeline(StagedEpisode):
             location = target.first
             focus = focus_lines(self.problem, tree, location, config.region_lines, failing)
             screened = screen_templates(
-                self.sandbox, tree, location, repro, focus, config.templates, self.linter
+                self.sandbox, tree, location, repro, focus, config.templates, self.linter, tiers
             )
+            weaker = " (weaker patterns)" if tiers == WEAK else ""
             self.record.step(
-                f"templates {target.label}",
+                f"templates {target.label}{weaker}",
                 "template repairs screened against the reproduction test, no model",
                 screened.summary(target.label),
                 {"source": "template", "location": target.label, "tried": screened.tried},

@@ -89,11 +89,12 @@ def screen_templates(
     focus: list[int],
     limit: int,
     linter: Linter | None,
+    tiers: range,
 ) -> Screened:
-    """At most `limit` template edits of `location` run against the reproduction; `focus`: the
-    lines whose edits are tried first (`focus_lines`)."""
+    """At most `limit` template edits of `location` of the patterns of `tiers` run against the
+    reproduction; `focus`: the lines whose edits are tried first (`focus_lines`)."""
     text = tree[location.path]
-    found = mutants(text, location, focus, limit, conversion(repro))
+    found = mutants(text, location, focus, limit, conversion(repro), tiers)
     results = sandbox.screen(
         location.path, [each.text for each in found], {repro.file: repro.text}, [repro.file]
     )
