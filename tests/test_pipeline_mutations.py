@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from swe_aci.pipeline.mutations import Mutant, mutants
+from swe_aci.pipeline.mutations import STRONG, WEAK, Mutant, mutants
 from swe_aci.pipeline.structure import targets
 
 
@@ -306,3 +306,13 @@ def test_a_character_class_of_a_module_constant_is_repeated() -> None:
     assert repeated.description == "regex quantifier, line 3: `]` -> `]+`"
     assert load(repeated.text)["slugify"]("Hello,  World!") == "hello-world"
     assert load(source)["slugify"]("Hello,  World!") == "hello---world"
+
+
+def test_the_strong_and_the_weak_patterns_split_the_catalogue() -> None:
+    source = "def leap(year):\n    return year % 4 == 0 and year % 100 != 0\n"
+    location = next(each for each in targets("m.py", source) if each.qualname == "leap")
+    strong = {each.pattern for each in mutants(source, location, [], 500, tiers=STRONG)}
+    weak = {each.pattern for each in mutants(source, location, [], 500, tiers=WEAK)}
+    every = {each.pattern for each in mutants(source, location, [], 500)}
+    assert "comparison" in strong and not strong & weak and strong | weak == every
+    assert {"boolean operator", "operand dropped", "integer"} <= weak
