@@ -9,6 +9,7 @@ from pathlib import Path
 
 from swe_aci.episode import load_config
 from swe_aci.pipeline.imports import missing_imports, with_imports
+from swe_aci.pipeline.issue_examples import reported_outputs
 from swe_aci.pipeline.mend import mend_test, top_level_names
 from swe_aci.trajectory.store import load_trajectory
 from test_pipeline import PLAIN_ISSUE, RIGHT, fenced, run_on_wordcount
@@ -17,8 +18,12 @@ MODULE = "pkg.api"
 REPOSITORY = {"key": "pkg.api", "Key": "pkg.items", "naturalday": "pkg.time"}
 
 
-def mended(test: str, module_names: tuple[str, ...] = ("key", "dumps")) -> tuple[str, list[str]]:
-    return mend_test(test, MODULE, list(module_names), REPOSITORY)
+def mended(
+    test: str,
+    module_names: tuple[str, ...] = ("key", "dumps"),
+    reported: tuple[tuple[str, str], ...] = (),
+) -> tuple[str, list[str]]:
+    return mend_test(test, MODULE, list(module_names), REPOSITORY, list(reported))
 
 
 def test_a_stand_in_for_the_function_under_test_is_removed_and_the_real_one_imported() -> None:
@@ -171,3 +176,33 @@ def test_the_pipeline_runs_the_mended_test_and_keeps_what_it_mended(tmp_path: Pa
     assert "def top_words" not in info["test"]
     assert reproduce["observation"].startswith("mended before it ran: removed the test's own")
     assert "(model-written)" in steps[-1]["observation"]
+
+
+LEAP_ISSUE = (
+    "`is_leap_year(2000)` returns False, and `days_in_month(2000, 2)` says 28. But 2000 was a "
+    "leap year: years divisible by 400 are leap years.\n"
+)
+
+
+def test_an_assertion_of_what_the_issue_reports_as_the_bug_is_removed() -> None:
+    reported = reported_outputs(LEAP_ISSUE)
+    assert reported == [("is_leap_year(2000)", "False"), ("days_in_month(2000, 2)", "28")]
+    test = (
+        "from calutil.leap import is_leap_year\nfrom calutil.months import days_in_month\n\n"
+        "def test_issue():\n"
+        "    assert not is_leap_year(2000), '2000 should not be a leap year'\n"
+        "    assert days_in_month(2000, 2) == 29\n"
+        "    assert leap.is_leap_year(2000) is False\n"
+        "    assert days_in_month(2000, 2) != 28\n"
+    )
+    text, notes = mended(test, reported=tuple(reported))
+    assert "not is_leap_year(2000)" not in text and "is False" not in text
+    assert "== 29" in text and "!= 28" in text  # these say what the issue wants
+    assert notes == [
+        "removed `assert not is_leap_year(2000), '2000 should not be a leap year'`: it asserts "
+        "what the issue reports as the bug",
+        "removed `assert leap.is_leap_year(2000) is False`: it asserts what the issue reports "
+        "as the bug",
+    ]
+    alone = "def test_issue():\n    assert days_in_month(2000, 2) == 28\n"
+    assert mended(alone, reported=tuple(reported))[0] == alone  # its only assertion: kept

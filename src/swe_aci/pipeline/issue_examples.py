@@ -41,6 +41,9 @@ FENCE = re.compile(r"```[\w+-]*[^\n]*\n(.*?)(?:```|\Z)", re.DOTALL)
 TRACEBACK_FRAME = re.compile(r'File "([^"]+)", line \d+, in (\w+)')
 PATH = re.compile(r"(?<![\w/.])((?:[\w-]+/)*[\w-]+\.py)\b")
 BUILTIN_EXCEPTIONS = {name for name in dir(builtins) if name.endswith(("Error", "Exception"))}
+REPORTED = re.compile(
+    r"`([A-Za-z_][\w.]*\([^`\n]*\))`\s+(?:returns|gives|says|is|prints|yields|outputs)\s+"
+)
 BUILTIN_WARNINGS = {name for name in dir(builtins) if name.endswith("Warning")}
 UNWANTED_WARNING = re.compile(
     r"(?i)\bno\s+(?:\w+\s+)?warnings?\b|\b(?:should|must)\s+not\s+(?:warn|emit)"
@@ -359,6 +362,21 @@ def segment_pairs(paragraph: str, calls: list[str]) -> list[tuple[str, str]] | N
             return None
         pairs.append((call, expected[0]))
     return pairs
+
+
+def reported_outputs(issue: str) -> list[tuple[str, str]]:
+    """What the issue reports a call gives at the base, the bug itself: (`call`, its value's
+    literal) of each "`is_leap_year(2000)` returns False" (says, gives, is, prints)."""
+    found = []
+    for match in REPORTED.finditer(issue):
+        rest = issue[match.end() :]
+        span = re.match(r"`([^`\n]+)`", rest)
+        plain = PLAIN_LITERAL.match(rest)
+        text = span.group(1) if span else plain.group(1) if plain else ""
+        value = literal(text) if text else None
+        if value is not None:
+            found.append((match.group(1), value))
+    return found
 
 
 def scripts(issue: str) -> list[list[str]]:

@@ -30,13 +30,18 @@ def top_level_names(text: str) -> list[str]:
 
 
 def mend_test(
-    test: str, module: str, module_names: list[str], importable: dict[str, str]
+    test: str,
+    module: str,
+    module_names: list[str],
+    importable: dict[str, str],
+    reported: list[tuple[str, str]],
 ) -> tuple[str, list[str]]:
     """The model-written test with its stand-ins for the code under test removed (a top-level
     function or class, not a test or a fixture, named as something the target `module` defines,
     `module_names`, or as something the test imports itself), its `pytest.raises` of a warning
-    made `pytest.warns`, and the imports it leaves out added, the target module's names first;
-    and what was mended, one line each."""
+    made `pytest.warns`, its assertions of what the issue reports as the bug removed
+    (`reported`: `issue_examples.reported_outputs`), and the imports it leaves out added, the
+    target module's names first; and what was mended, one line each."""
     tree = parse(test)
     if tree is None:
         return test, []
@@ -60,10 +65,82 @@ def mend_test(
         f"pytest.raises({name}) made pytest.warns (raises catches exceptions, not warnings)"
         for name in warned
     )
+    mended, dropped = without_reported_outputs(mended, reported)
+    notes.extend(
+        f"removed `{assertion}`: it asserts what the issue reports as the bug"
+        for assertion in dropped
+    )
     names = {**importable, **dict.fromkeys(module_names, module)}
     statements = missing_imports(mended, names)
     notes.extend(f"added `{statement}`" for statement in statements)
     return with_import_lines(mended, statements), notes
+
+
+def without_reported_outputs(test: str, reported: list[tuple[str, str]]) -> tuple[str, list[str]]:
+    """The test without its assertions that a call gives what the issue reports it gives at the
+    base (`assert not is_leap_year(2000)` where the issue says "`is_leap_year(2000)` returns
+    False": the model echoed the bug), each kept where it is its function's only assertion;
+    and the assertions removed."""
+    tree = parse(test)
+    if tree is None or not reported:
+        return test, []
+    wanted = [(call, value) for call, value in reported if parse(call) is not None]
+    lines = test.splitlines(keepends=True)
+    removed: list[ast.Assert] = []
+    for function in tree.body:
+        if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        asserts = [node for node in function.body if isinstance(node, ast.Assert)]
+        echoes = [node for node in asserts if asserts_reported(node.test, wanted)]
+        if echoes and len(echoes) < len(asserts):
+            removed += echoes
+    for node in sorted(removed, key=lambda each: each.lineno, reverse=True):
+        del lines[node.lineno - 1 : node.end_lineno]
+    return "".join(lines), [ast.unparse(node) for node in sorted(removed, key=lambda n: n.lineno)]
+
+
+def asserts_reported(test: ast.expr, reported: list[tuple[str, str]]) -> bool:
+    """Whether `test` says a reported call gives its reported value (`== value`, `is value`,
+    `not call` for a false value, `call` for a true one)."""
+    for call, value in reported:
+        expected = ast.parse(call, mode="eval").body
+        shown = ast.literal_eval(value)
+        if isinstance(test, ast.Compare) and len(test.ops) == 1:
+            if isinstance(test.ops[0], ast.Eq | ast.Is):
+                sides = (test.left, test.comparators[0])
+                for one, other in (sides, sides[::-1]):
+                    if same_call(one, expected) and constant_of(other) == (True, shown):
+                        return True
+        elif isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            if same_call(test.operand, expected) and not shown:
+                return True
+        elif same_call(test, expected) and shown is True:
+            return True
+    return False
+
+
+def same_call(node: ast.expr, call: ast.expr) -> bool:
+    """The same call, the function named by its last name (`leap.is_leap_year(2000)` too)."""
+    if not isinstance(node, ast.Call) or not isinstance(call, ast.Call):
+        return False
+    names = [
+        each.attr if isinstance(each, ast.Attribute) else getattr(each, "id", None)
+        for each in (node.func, call.func)
+    ]
+    return (
+        names[0] is not None
+        and names[0] == names[1]
+        and ast.dump(ast.Tuple(node.args, ast.Load())) == ast.dump(ast.Tuple(call.args, ast.Load()))
+        and [ast.dump(each) for each in node.keywords] == [ast.dump(each) for each in call.keywords]
+    )
+
+
+def constant_of(node: ast.expr) -> tuple[bool, object]:
+    """(True, the value) of a literal expression; (False, None) otherwise."""
+    try:
+        return True, ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return False, None
 
 
 def with_warns(test: str) -> tuple[str, list[str]]:

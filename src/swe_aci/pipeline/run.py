@@ -33,7 +33,12 @@ from swe_aci.pipeline import regressions, reproduction, structure
 from swe_aci.pipeline.candidates import Target, search_order
 from swe_aci.pipeline.choose import Group, add_edit, best, documents_of, reason
 from swe_aci.pipeline.config import PipelineStrategy
-from swe_aci.pipeline.issue_examples import importable_names, issue_tests, reproduction_imports
+from swe_aci.pipeline.issue_examples import (
+    importable_names,
+    issue_tests,
+    reported_outputs,
+    reproduction_imports,
+)
 from swe_aci.pipeline.localize import (
     candidate_locations,
     choice_grammar,
@@ -233,6 +238,7 @@ class Pipeline(StagedEpisode):
             "definitions": outside_definitions(self.problem, tree),
         }
         module_names = top_level_names(tree.get(location.path, ""))
+        reported = reported_outputs(self.problem)
         total = len(config.temperatures)
         rejected = ""
         for number, temperature in enumerate(config.temperatures, start=1):
@@ -251,7 +257,7 @@ class Pipeline(StagedEpisode):
                     action, "no test in the reply", "dropped: no test function", {}, reply, prompt
                 )
                 continue
-            test, mended = mend_test(test, module, module_names, importable)
+            test, mended = mend_test(test, module, module_names, importable, reported)
             file = reproduction.MODEL_FILE
             first, second = reproduction.run_twice(self.sandbox, file, test)
             problem = reproduction.model_test_problem(first, second, self.problem)
