@@ -57,6 +57,7 @@ def test_the_pipeline_with_the_local_model_records_every_stage(tmp_path: Path) -
         sys.executable, "-m", "swe_aci", "run", "--instance", f"{SMALL_BUGS}:small__pager",
         "--config", "local", "--model", "local/qwen2.5-coder-0.5b", "--env", "local",
         "--set", "strategy.time_budget=0", "--output-dir", str(tmp_path),
+        "--set", "strategy.repair.templates=0",  # the model's samples are what is tested
     ]  # fmt: skip
     finished = subprocess.run(command, capture_output=True, text=True, timeout=1700)
     # a patch, or none: the 0.5B model may give back every function unchanged (not what is tested)
