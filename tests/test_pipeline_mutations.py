@@ -1,4 +1,4 @@
-"""Template repairs (pipeline/mutations.py): each fix pattern on a small realistic source, checked
+"""Template repairs (pipeline/mutations.py, fix_patterns.py): each fix pattern on a small realistic source, checked
 by running the mutated module where practical, and what is never mutated."""
 
 from __future__ import annotations

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from swe_aci.episode import load_config
-from swe_aci.pipeline.mutations import Conversion, mutants
+from swe_aci.pipeline.fix_patterns import Conversion
+from swe_aci.pipeline.mutations import mutants
 from swe_aci.pipeline.reproduction import Reproduction
 from swe_aci.pipeline.structure import targets
 from swe_aci.pipeline.templates import conversion

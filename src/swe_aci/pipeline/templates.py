@@ -13,7 +13,8 @@ from swe_aci.aci.lint import Linter
 from swe_aci.pipeline import structure
 from swe_aci.pipeline.blocks import edit_problem
 from swe_aci.pipeline.candidates import Target
-from swe_aci.pipeline.mutations import TIERS, Conversion, Mutant, mutants
+from swe_aci.pipeline.fix_patterns import Conversion
+from swe_aci.pipeline.mutations import TIERS, Mutant, mutants
 from swe_aci.pipeline.prompts import shown_regions
 from swe_aci.pipeline.repair import Edit
 from swe_aci.pipeline.reproduction import RAISED, Reproduction
