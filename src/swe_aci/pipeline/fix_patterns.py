@@ -178,7 +178,7 @@ def _converted(
     start = source.starts[body[0].lineno - 1]
     end = source.starts[body[-1].end_lineno or body[-1].lineno]
     indent = " " * body[0].col_offset
-    inner = textwrap.indent(source.text[start:end], "    ", lambda line: bool(line.strip()))
+    inner = _indented(source.text[start:end])
     raised = ", ".join(conversion.raised)
     new = (
         f"{indent}try:\n{inner}{indent}except ({raised},) as error:\n"
@@ -240,14 +240,14 @@ def _between(source: Source, left: ast.AST, right: ast.AST) -> tuple[int, int]:
 
 
 def _operator_change(
-    source: Source, left: ast.AST, right: ast.AST, pattern: str, new: str, line: int
+    source: Source, left: ast.AST, right: ast.AST, swap: tuple[str, str], pattern: str, line: int
 ) -> Change | None:
-    """The operator token between `left` and `right` (its regex `pattern[0]`) made `new`."""
+    """The operator between `left` and `right` (found by the regex `swap[0]`) made `swap[1]`."""
     start, end = _between(source, left, right)
-    match = re.search(pattern, source.text[start:end])
+    match = re.search(swap[0], source.text[start:end])
     if match is None:
         return None
-    return Change(start + match.start(), start + match.end(), new, "", line)
+    return Change(start + match.start(), start + match.end(), swap[1], pattern, line)
 
 
 def _expression_changes(
@@ -260,11 +260,10 @@ def _expression_changes(
     if isinstance(node, ast.Compare) and len(node.ops) == 1:
         swap = COMPARISON_SWAPS.get(type(node.ops[0]))
         if swap is not None:
-            change = _operator_change(
-                source, node.left, node.comparators[0], swap[0], swap[1], line
-            )
+            right = node.comparators[0]
+            change = _operator_change(source, node.left, right, swap, "comparison", line)
             if change is not None:
-                yield _named(change, "comparison")
+                yield change
     elif isinstance(node, ast.BinOp):
         yield from _arithmetic(node, source, line)
     elif isinstance(node, ast.BoolOp):
@@ -279,16 +278,12 @@ def _expression_changes(
             yield Change(start, end, new, "class of self", line)
 
 
-def _named(change: Change, pattern: str) -> Change:
-    return Change(change.start, change.end, change.new, pattern, change.line)
-
-
 def _arithmetic(node: ast.BinOp, source: Source, line: int) -> Iterator[Change]:
     swap = ARITHMETIC_SWAPS.get(type(node.op))
     if swap is not None:
-        change = _operator_change(source, node.left, node.right, swap[0], swap[1], line)
+        change = _operator_change(source, node.left, node.right, swap, "arithmetic", line)
         if change is not None:
-            yield _named(change, "arithmetic")
+            yield change
     if isinstance(node.op, ast.Add | ast.Sub):
         for kept, dropped in ((node.left, node.right), (node.right, node.left)):
             if _small_integer(dropped):
@@ -401,10 +396,14 @@ def _statement_changes(
         yield from _empty_values(node, source, function)
 
 
+COMPOUND = (
+    ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try, ast.TryStar,
+    ast.Match,
+)  # fmt: skip
+
+
 def _is_compound(node: ast.stmt) -> bool:
-    return isinstance(
-        node, ast.If | ast.For | ast.AsyncFor | ast.While | ast.With | ast.AsyncWith | ast.Try
-    ) or type(node).__name__ in ("Match", "TryStar")
+    return isinstance(node, COMPOUND)
 
 
 def _branch_conditions(node: ast.If) -> list[ast.expr]:
@@ -432,11 +431,9 @@ def _holds_multiline_string(node: ast.stmt) -> bool:
     )
 
 
-def _wrapped(node: ast.stmt, source: Source, condition: str) -> tuple[int, int, str]:
-    start, end = source.statement_lines(node)
-    indent = " " * node.col_offset
-    body = textwrap.indent(source.text[start:end], "    ", lambda line: bool(line.strip()))
-    return start, end, f"{indent}if {condition}:\n{body}"
+def _indented(code: str) -> str:
+    """Whole lines of code one level deeper (blank lines left empty)."""
+    return textwrap.indent(code, "    ", lambda line: bool(line.strip()))
 
 
 def _null_checks(
@@ -453,8 +450,10 @@ def _null_checks(
             name = inner.value.id
             if name in parameters and name not in read:
                 read.append(name)
+    start, end = source.statement_lines(node)
+    indent = " " * node.col_offset
     for name in read:
-        start, end, new = _wrapped(node, source, f"{name} is not None")
+        new = f"{indent}if {name} is not None:\n{_indented(source.text[start:end])}"
         yield Change(start, end, new, "null check", node.lineno)
 
 
@@ -471,7 +470,8 @@ def _range_checks(node: ast.stmt, source: Source) -> Iterator[Change]:
     ]
     if not lengths:
         return
-    excluded: set[int] = set()
+    length = lengths[0]
+    excluded = {id(each) for each in ast.walk(length)}
     for inner in ast.walk(node):
         if isinstance(inner, ast.Compare) and isinstance(inner.ops[0], ast.Is | ast.IsNot):
             excluded.add(id(inner.left))
@@ -479,19 +479,17 @@ def _range_checks(node: ast.stmt, source: Source) -> Iterator[Change]:
             excluded.add(id(inner.func))
         if isinstance(inner, ast.Attribute):
             excluded.add(id(inner.value))
-    for length in lengths[:1]:
-        measured = source.segment(length.args[0])
-        for inner in ast.walk(node):
-            if (
-                isinstance(inner, ast.Name)
-                and isinstance(inner.ctx, ast.Load)
-                and id(inner) not in excluded
-                and inner.id != measured
-                and not any(inner is each for each in ast.walk(length))
-            ):
-                start, end = source.span(inner)
-                new = f"min({inner.id}, {source.segment(length)})"
-                yield Change(start, end, new, "range check", node.lineno)
+    measured = source.segment(length.args[0])
+    for inner in ast.walk(node):
+        if (
+            isinstance(inner, ast.Name)
+            and isinstance(inner.ctx, ast.Load)
+            and id(inner) not in excluded
+            and inner.id != measured
+        ):
+            start, end = source.span(inner)
+            new = f"min({inner.id}, {source.segment(length)})"
+            yield Change(start, end, new, "range check", node.lineno)
 
 
 def _empty_values(
