@@ -10,6 +10,8 @@ import pytest
 
 from swe_aci.aci.config import DEFAULT_LINT_SELECT
 from swe_aci.aci.lint import Linter
+from swe_aci.configuration import jinja
+from swe_aci.episode import load_config
 from swe_aci.pipeline.prompts import rewrite_variables
 from swe_aci.pipeline.repair import Dropped, make_edit, rewrite_tokens
 from swe_aci.pipeline.skeleton import locations
@@ -58,3 +60,27 @@ def test_the_rewrite_prompt_folds_a_long_docstring_and_the_edit_puts_it_back() -
             '"""\n        Replace one', '"""Replace parts.\n        Replace one'))), LINT)  # fmt: skip
     with pytest.raises(Dropped, match="the function is unchanged"):
         make_edit(VERSION, replace, fenced(textwrap.dedent(code) + "\n"), LINT)
+
+
+def test_the_repair_prompts_of_a_file_share_all_but_their_target() -> None:
+    """The issue, how its test fails and the file's top-level code (with every function's
+    signature, the target's too) come before the target in every repair prompt of the local
+    config, so llama.cpp reuses their computed prefix when the next sample is of another target
+    of the same file (the first samples of a task alternate between its targets)."""
+    source = "import re\n\n\ndef words(text):\n    return text.split()\n\n\n" + (
+        "def count(text):\n    return len(words(text))\n\n\n" + VERSION
+    )
+    templates = load_config("local", []).strategy.templates
+    found = {location.qualname: location for location in locations("v.py", source)}
+    failure = "AssertionError: assert 2 == 3"
+    prompts = [
+        jinja()
+        .from_string(templates.repair)
+        .render(**rewrite_variables("issue", {"v.py": source}, found[name]), failure=failure)
+        for name in ("words", "count", "Version.short")
+    ]
+    differ = next(i for i, chars in enumerate(zip(*prompts, strict=False)) if len(set(chars)) > 1)
+    shared = prompts[0][:differ]
+    assert shared.startswith("Issue:\nissue\n") and failure in shared
+    assert "def words(text): ...\ndef count(text): ...\nclass Version: ..." in shared
+    assert shared.endswith("The bug is in `")

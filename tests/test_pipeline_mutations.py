@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from swe_aci.pipeline.fix_patterns import issue_names
 from swe_aci.pipeline.mutations import STRONG, WEAK, Mutant, mutants
 from swe_aci.pipeline.structure import targets
 
@@ -316,3 +317,39 @@ def test_the_strong_and_the_weak_patterns_split_the_catalogue() -> None:
     every = {each.pattern for each in mutants(source, location, [], 500)}
     assert "comparison" in strong and not strong & weak and strong | weak == every
     assert {"boolean operator", "operand dropped", "integer"} <= weak
+
+
+PLATFORMS = '''\
+import sysconfig
+
+DEFAULT = "generic"
+
+
+def platforms():
+    """The platform tags, most specific first."""
+    version = sysconfig.get_config_var("PYEMSCRIPTEN_ABI_VERSION")
+    if version:
+        yield f"pyemscripten_{version}_wasm32"
+    yield "Emscripten"
+'''
+PLATFORMS_ISSUE = """The interpreter publishes `PYEMSCRIPTEN_PLATFORM_VERSION` (e.g. `"2026_0"`); packaging
+reads another name. On `Emscripten` (`sysconfig.get_platform()` is "emscripten-5.0.3-wasm32"),
+`DEFAULT` and `PYEMSCRIPTEN_ABI_VERSION` are both mentioned here too."""
+
+
+def test_a_literal_naming_something_else_is_renamed_to_what_the_issue_quotes() -> None:
+    names = issue_names(PLATFORMS_ISSUE)
+    assert "PYEMSCRIPTEN_PLATFORM_VERSION" in names and "2026_0" not in names
+    location = next(each for each in targets("m.py", PLATFORMS) if each.qualname == "platforms")
+    found = mutants(PLATFORMS, location, [], 500, names=names)
+    renamed = [each for each in found if each.pattern == "literal named by the issue"]
+    # one rename: not to a name the file holds (`DEFAULT`, the literal itself), not across a
+    # case (`Emscripten`, "emscripten-5.0.3-wasm32"), not the f-string, not the docstring
+    assert [each.description for each in renamed] == [
+        "literal named by the issue, line 8: `PYEMSCRIPTEN_ABI_VERSION` -> "
+        "`PYEMSCRIPTEN_PLATFORM_VERSION`"
+    ]
+    namespace = load(renamed[0].text)
+    namespace["sysconfig"].get_config_var = {"PYEMSCRIPTEN_PLATFORM_VERSION": "2026_0"}.get
+    assert list(namespace["platforms"]()) == ["pyemscripten_2026_0_wasm32", "Emscripten"]
+    assert not [each for each in edits(PLATFORMS, "platforms") if "PLATFORM_VERSION" in each.text]

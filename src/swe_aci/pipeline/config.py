@@ -41,8 +41,9 @@ class PipelineTemplates(BaseModel):
     grouped by file), {{count}} (how many)."""
     repair: str
     """Rewrite it: {{problem_statement}}, {{path}}, {{name}}, {{code}} (the function's source),
-    {{context}} (the file's top-level lines: imports, constants, signatures), {{failure}} (how
-    the reproduction test fails at the base: pytest's `E` lines; empty without one)."""
+    {{context}} (the file's top-level lines: imports, constants, signatures; the same for
+    each target of the file), {{failure}} (how the reproduction test fails at the base:
+    pytest's `E` lines; empty without one)."""
     blocks: str
     """Search/replace blocks for a long function or a non-function target (or two targets):
     {{problem_statement}}, {{names}} (the targets, joined), {{regions}} (each target's file and

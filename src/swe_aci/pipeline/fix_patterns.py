@@ -22,7 +22,10 @@ PraPR, Ghanbari et al. ISSTA 2019) written for Python:
 - an empty value not yielded (`yield list(it)` -> `if value: yield value`);
 - an exception converted: where the reproduction fails on a built-in exception and expects the
   library's own (`pytest.raises(InvalidVersion)`), the target's body in `try:`, the one raised
-  re-raised as the one expected.
+  re-raised as the one expected;
+- a name in a string literal replaced by the one the issue writes (a key, a variable, an
+  attribute looked up by name): `"PYEMSCRIPTEN_ABI_VERSION"` -> `"PYEMSCRIPTEN_PLATFORM_VERSION"`
+  where the issue quotes the latter, the file does not hold it, and both share a word and a case.
 
 Not deleting a statement: of the patches that pass a test suite, deletions are the ones most
 often wrong (Qi et al., "Kali", ISSTA 2015); here deleting semver's `raise TypeError(...)` passed
@@ -65,6 +68,11 @@ LITERAL = re.compile(
     r"(?P<prefix>[rRbBuU]{0,2})(?P<quote>['\"])(?P<body>(?:\\.|(?!(?P=quote))[^\\\n])*)(?P=quote)"
 )
 GUARD_NAMES = ("value", "item", "result", "found")
+# a name as a string: a key, an environment or configuration variable, an attribute
+NAME_LITERAL = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:[.\-][A-Za-z0-9_]+)*")
+QUOTED_NAME = re.compile(r"[`'\"]([A-Za-z_][A-Za-z0-9_]*(?:[.\-][A-Za-z0-9_]+)*)[`'\"]")
+NAME_WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
+MIN_NAME_CHARS = 4
 
 
 @dataclass(frozen=True)
@@ -105,6 +113,13 @@ class Source:
         return self.starts[node.lineno - 1], self.starts[node.end_lineno or node.lineno]
 
 
+def issue_names(issue: str) -> tuple[str, ...]:
+    """The names the issue writes in backticks or quotes (`PYEMSCRIPTEN_PLATFORM_VERSION`,
+    `"dest_path"`), each once: what a string literal of the code may have to read instead."""
+    found = (name for name in QUOTED_NAME.findall(issue) if len(name) >= MIN_NAME_CHARS)
+    return tuple(dict.fromkeys(found))
+
+
 @dataclass(frozen=True)
 class Conversion:
     """The built-in exceptions the reproduction fails on at the base (`raised`) and the one its
@@ -115,15 +130,59 @@ class Conversion:
 
 
 def changes(
-    tree: ast.Module, text: str, location: Location, conversion: Conversion | None
+    tree: ast.Module,
+    text: str,
+    location: Location,
+    conversion: Conversion | None,
+    names: tuple[str, ...] = (),
 ) -> list[Change]:
     """Every change of the catalogue inside the location's lines of the file `text` (parsed:
-    `tree`), the exception conversion where `conversion` names an exception the module has."""
+    `tree`), the exception conversion where `conversion` names an exception the module has,
+    and the literals renamed to the issue's `names` (`issue_names`) that the file lacks."""
     source = Source(text)
-    found = list(_changes(tree, source, location, _plain_classes(tree), _docstrings(tree)))
+    docstrings = _docstrings(tree)
+    found = list(_changes(tree, source, location, _plain_classes(tree), docstrings))
     if conversion is not None and conversion.expected in _module_names(tree):
         found += _converted(tree, source, location, conversion)
+    missing = [name for name in names if name not in text]
+    if missing:
+        found += _renamed_literals(tree, source, location, docstrings, missing)
     return found
+
+
+def _renamed_literals(
+    tree: ast.Module, source: Source, location: Location, docstrings: set[int], names: list[str]
+) -> Iterator[Change]:
+    """Each string literal of the location that reads as a name, made each of `names` that
+    shares a word with it and is written in the same case (`PYEMSCRIPTEN_ABI_VERSION` and
+    `PYEMSCRIPTEN_PLATFORM_VERSION`; not `Emscripten`)."""
+    for node in ast.walk(tree):
+        if (
+            not isinstance(node, ast.Constant)
+            or not isinstance(node.value, str)
+            or id(node) in docstrings
+            or not _within(node, location)
+            or not NAME_LITERAL.fullmatch(node.value)
+        ):
+            continue
+        literal = LITERAL.fullmatch(source.segment(node))
+        if literal is None or "f" in literal.group("prefix").lower():
+            continue
+        start = source.span(node)[0] + literal.start("body")
+        for name in names:
+            if _same_kind_of_name(node.value, name):
+                end = start + len(literal.group("body"))
+                yield Change(start, end, name, "literal named by the issue", node.lineno)
+
+
+def _same_kind_of_name(old: str, new: str) -> bool:
+    def words(name: str) -> set[str]:
+        return {word.lower() for word in NAME_WORD.findall(name) if len(word) >= 3}
+
+    def case(name: str) -> str:
+        return "upper" if name.isupper() else "lower" if name.islower() else "mixed"
+
+    return case(old) == case(new) and bool(words(old) & words(new))
 
 
 def _plain_classes(tree: ast.Module) -> set[str]:

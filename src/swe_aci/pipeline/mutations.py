@@ -24,6 +24,7 @@ TIERS = {
     "regex anchor": 0,
     "off by one": 1,
     "exception converted": 1,
+    "literal named by the issue": 1,
     "comparison": 1,
     "empty value": 1,
     "condition strengthened": 2,
@@ -60,17 +61,19 @@ def mutants(
     limit: int,
     conversion: Conversion | None = None,
     tiers: range | None = None,
+    names: tuple[str, ...] = (),
 ) -> list[Mutant]:
     """At most `limit` template edits of `location` in `text` that parse, each distinct, in the
     order they are worth trying: those changing a line of `focus` first (templates.py: the
     lines the reproduction's traceback passes through, or those of the issue's words), each
     group by tier, then by the distance to `focus`; `conversion`: the exceptions to convert
     (the target's body in `try:`, the raised ones re-raised as the expected one); `tiers`: the
-    patterns' tiers wanted (`STRONG`, `WEAK`; None: all)."""
+    patterns' tiers wanted (`STRONG`, `WEAK`; None: all); `names`: what the issue quotes
+    (`fix_patterns.issue_names`), for literals naming something else."""
     tree = parse(text)
     if tree is None:
         return []
-    edits = changes(tree, text, location, conversion)
+    edits = changes(tree, text, location, conversion, names)
     if tiers is not None:
         edits = [each for each in edits if TIERS[each.pattern] in tiers]
 

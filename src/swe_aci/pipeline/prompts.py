@@ -22,7 +22,7 @@ def rewrite_variables(issue: str, tree: dict[str, str], location: Location) -> d
         "path": location.path,
         "name": location.name,
         "code": fold_docstring(location.source).rstrip("\n"),
-        "context": context_lines(tree[location.path], location.name),
+        "context": context_lines(tree[location.path]),
     }
 
 

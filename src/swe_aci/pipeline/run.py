@@ -349,7 +349,15 @@ class Pipeline(StagedEpisode):
             location = target.first
             focus = focus_lines(self.problem, tree, location, config.region_lines, failing)
             screened = screen_templates(
-                self.sandbox, tree, location, repro, focus, config.templates, self.linter, tiers
+                self.sandbox,
+                self.problem,
+                tree,
+                location,
+                repro,
+                focus,
+                config.templates,
+                self.linter,
+                tiers,
             )
             weaker = " (weaker patterns)" if tiers == WEAK else ""
             self.record.step(

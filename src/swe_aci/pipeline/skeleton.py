@@ -73,10 +73,10 @@ def signature(node: ast.FunctionDef | ast.AsyncFunctionDef) -> str:
     return f"{node.name}({ast.unparse(node.args)}){returns}"
 
 
-def context_lines(text: str, skip: str = "") -> str:
+def context_lines(text: str) -> str:
     """The file's top-level statements other than function and class bodies: imports, constants,
-    class and function headers (what a rewritten function may refer to); the function `skip`
-    is left out (the prompt shows it whole)."""
+    class and function headers (what a rewritten function may refer to). The same for every
+    target of the file, so that the prompts of two targets share it as a prefix."""
     tree = parse(text)
     if tree is None:
         return ""
@@ -84,8 +84,6 @@ def context_lines(text: str, skip: str = "") -> str:
     kept: list[str] = []
     for node in tree.body:
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-            if node.name == skip:
-                continue
             kept.append(f"def {signature(node)}: ...")
         elif isinstance(node, ast.ClassDef):
             kept.append(f"class {node.name}: ...")
