@@ -35,6 +35,7 @@ from swe_aci.models.local import (
     backend_config,
     local_grammar,
     model_reference,
+    server_options,
 )
 from swe_aci.models.reply_format import ThoughtActionFormat
 
@@ -377,8 +378,8 @@ def test_server_that_cannot_load_the_model_fails_in_one_line(tmp_path: Path) -> 
     pytest.importorskip("xllamacpp")
     broken = tmp_path / "broken.gguf"
     broken.write_bytes(b"GGUF" + b"\xff" * 64)
-    server = LocalServer({"model": str(broken), "alias": "b", "ctx_size": 512, "parallel": 1,
-                          "threads": 1}, startup_timeout=60)  # fmt: skip
+    options = server_options(LocalRuntimeConfig(ctx_size=512, threads=1), broken, "b")
+    server = LocalServer(options, startup_timeout=60)
     with pytest.raises(ModelConfigError, match=r"failed to start: .*GGUF") as caught:
         server.start()
     assert "\n" not in str(caught.value)

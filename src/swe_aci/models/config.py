@@ -138,6 +138,12 @@ class LocalRuntimeConfig(BaseModel):
     ctx_size: int = Field(32768, gt=0, description="context window per slot, in tokens")
     parallel: int = Field(1, ge=1, description="slots decoding at once (batch runs)")
     threads: int | None = Field(None, ge=1, description="CPU threads; None lets llama.cpp pick")
+    prompt_cache_mib: int = Field(
+        1024,
+        ge=0,
+        description="host memory (MiB) for computed prompts llama.cpp keeps and restores when a "
+        "later prompt starts the same way; 0: only the slot's last prompt is reused",
+    )
     startup_timeout: float = Field(300.0, gt=0, description="seconds to wait for the server")
 
 

@@ -58,6 +58,7 @@ def server_options(runtime: LocalRuntimeConfig, model_path: Path, alias: str) ->
         "ctx_size": runtime.ctx_size * runtime.parallel,  # llama.cpp splits n_ctx among slots
         "parallel": runtime.parallel,
         "threads": runtime.threads,
+        "prompt_cache_mib": runtime.prompt_cache_mib,
     }
 
 
@@ -327,6 +328,12 @@ def _serve(options: dict[str, Any]) -> None:
     params.model_alias = {options["alias"]}
     params.n_ctx = options["ctx_size"]
     params.n_parallel = options["parallel"]
+    params.cache_ram_mib = options["prompt_cache_mib"]
+    # Every request looks in the prompt cache: a slot chosen because its last prompt is similar
+    # enough (llama.cpp's default, 10% of the tokens) is used as it is, and a prompt computed
+    # earlier that shares far more (the pipeline's rewrite of a target after a blocks prompt of
+    # another) is never restored.
+    params.slot_prompt_similarity = 0.0
     if options["threads"]:
         params.cpuparams.n_threads = options["threads"]
         params.cpuparams_batch.n_threads = options["threads"]
