@@ -169,20 +169,20 @@ def _renamed_literals(
         if literal is None or "f" in literal.group("prefix").lower():
             continue
         start = source.span(node)[0] + literal.start("body")
+        end = start + len(literal.group("body"))
         for name in names:
-            if _same_kind_of_name(node.value, name):
-                end = start + len(literal.group("body"))
+            if _case(node.value) == _case(name) and _words(node.value) & _words(name):
                 yield Change(start, end, name, "literal named by the issue", node.lineno)
 
 
-def _same_kind_of_name(old: str, new: str) -> bool:
-    def words(name: str) -> set[str]:
-        return {word.lower() for word in NAME_WORD.findall(name) if len(word) >= 3}
+def _words(name: str) -> set[str]:
+    """The words of a name of three letters or more, lowercase: `PYEMSCRIPTEN_ABI_VERSION`,
+    `pyemscriptenAbiVersion` -> pyemscripten, abi, version."""
+    return {word.lower() for word in NAME_WORD.findall(name) if len(word) >= 3}
 
-    def case(name: str) -> str:
-        return "upper" if name.isupper() else "lower" if name.islower() else "mixed"
 
-    return case(old) == case(new) and bool(words(old) & words(new))
+def _case(name: str) -> str:
+    return "upper" if name.isupper() else "lower" if name.islower() else "mixed"
 
 
 def _plain_classes(tree: ast.Module) -> set[str]:

@@ -10,7 +10,8 @@ repository's files at the base commit.
 The reproduction comes first (the issue's own examples, else a model-written test), so every new
 candidate is validated as it appears; while none passes it with no regression the search goes on
 within `time_budget`: more samples of the target (new temperatures and seeds), then the next
-targets (the next candidates, then the first two together).
+targets (the next candidates, then the first two together): search.py. The model calls and the
+budget: asking.py.
 
 A repository in another language (structure.py: JavaScript/TypeScript, Go, Rust, Java, C/C++,
 Ruby, PHP) is localized over its own files and repaired by blocks; the stages that write and
@@ -20,18 +21,14 @@ why.
 
 from __future__ import annotations
 
-import itertools
-import time
 from typing import Any
 
 from swe_aci.aci.lint import Linter
-from swe_aci.configuration import jinja
 from swe_aci.env.base import Environment
 from swe_aci.env.diff import patch_paths
-from swe_aci.models.base import ModelError, ModelReply
 from swe_aci.pipeline import regressions, reproduction, structure
-from swe_aci.pipeline.candidates import Target, search_order
-from swe_aci.pipeline.choose import Group, add_edit, best, documents_of, reason
+from swe_aci.pipeline.asking import Asking, OutOfTime
+from swe_aci.pipeline.choose import Group, best, documents_of, reason
 from swe_aci.pipeline.config import PipelineStrategy
 from swe_aci.pipeline.issue_examples import (
     importable_names,
@@ -49,26 +46,18 @@ from swe_aci.pipeline.localize import (
 )
 from swe_aci.pipeline.mend import mend_test, top_level_names
 from swe_aci.pipeline.models import ModelPool
-from swe_aci.pipeline.mutations import STRONG, WEAK
 from swe_aci.pipeline.outside_definitions import outside_definitions
 from swe_aci.pipeline.record import OnStep, StagedEpisode, record_skipped
-from swe_aci.pipeline.repair import Dropped, Edit, code_blocks
-from swe_aci.pipeline.reproduction import Reproduction, failure_lines
-from swe_aci.pipeline.samples import MORE_SAMPLES, sample_form
+from swe_aci.pipeline.repair import Dropped, code_blocks
+from swe_aci.pipeline.reproduction import Reproduction
 from swe_aci.pipeline.sandbox import Sandbox, SandboxNotRestored
+from swe_aci.pipeline.search import Search
 from swe_aci.pipeline.skeleton import Location, module_name
-from swe_aci.pipeline.templates import focus_lines, screen_templates
-from swe_aci.pipeline.tracebacks import first_targets, traceback_locations, traced_lines
+from swe_aci.pipeline.tracebacks import first_targets, traceback_locations
 from swe_aci.pipeline.validation import Validation
 from swe_aci.retrieval.documents import BaseTree
 from swe_aci.trajectory.exits import ESCAPING_ERRORS, EXIT_REASONS, SUBMITTED, exit_for
 from swe_aci.trajectory.files import EpisodeFiles
-
-TEMPLATES_VALIDATED = 10  # a test forging the screen's output costs at most these runs
-
-
-class OutOfTime(Exception):
-    """The time budget is spent: the stages still to come are skipped."""
 
 
 class Pipeline(StagedEpisode):
@@ -87,19 +76,19 @@ class Pipeline(StagedEpisode):
         super().__init__(strategy, files, models.name, models.stats, on_step)
         self.models = models
         self.env = environment
+        self.asking = Asking(strategy, self.record)
         self.sandbox = Sandbox(
             environment,
             strategy.validation.test_command,
             strategy.validation.timeout,
-            self._time_left,
+            self.asking.time_left,
         )
         self.linter = linter
         self._groups: list[Group] = []
         self._reproduction: Reproduction | None = None
         self.validation = Validation(
-            self.sandbox, strategy.validation, self.record, self._check_time
+            self.sandbox, strategy.validation, self.record, self.asking.check_time
         )
-        self._samples = 0
         self.language = structure.PYTHON
 
     # -- the episode -------------------------------------------------------------------------
@@ -111,7 +100,12 @@ class Pipeline(StagedEpisode):
             candidates = self._localize(tree)
             self.sandbox.reset()
             self._reproduce(tree, candidates)
-            self._search(tree, *self._follow_traceback(tree, candidates))
+            search = Search(
+                self.strategy, self.problem, self.models, self.asking, self.sandbox,
+                self.validation, self.record, self.linter, self._reproduction, self.language,
+                self._groups,
+            )  # fmt: skip
+            search.run(tree, *self._follow_traceback(tree, candidates))
             if not self._groups:
                 return self._end("exit_format", "no repair sample gave a usable edit", "")
             return self._choose(self._groups, "")
@@ -170,16 +164,16 @@ class Pipeline(StagedEpisode):
             details["chosen"] = chosen.label
             self.record.step("localize", why, f"chosen: {chosen.label}", details)
             return candidates
-        self._check_time()
+        self.asking.check_time()
         names = choice_names(candidates)
-        prompt = self._render(
+        prompt = self.asking.render(
             "localize",
             problem_statement=self.problem,
             skeleton=skeleton(candidates),
             count=len(candidates),
         )
         model = self.models.get(0.0, grammar=choice_grammar(names), max_output_tokens=64)
-        reply = self._ask(model, prompt)
+        reply = self.asking.ask(model, prompt)
         index = chosen_index(reply.content, names)
         if index is not None:
             candidates = [candidates[index], *candidates[:index], *candidates[index + 1 :]]
@@ -202,7 +196,7 @@ class Pipeline(StagedEpisode):
         importable = importable_names(tree)
         text = issue_tests(self.problem, importable)
         if text:
-            self._check_time()
+            self.asking.check_time()
             first, second = reproduction.run_twice(self.sandbox, reproduction.ISSUE_FILE, text)
             accepted, dropped = reproduction.accepted_issue_tests(first, second, self.problem)
             if accepted:
@@ -242,12 +236,12 @@ class Pipeline(StagedEpisode):
         total = len(config.temperatures)
         rejected = ""
         for number, temperature in enumerate(config.temperatures, start=1):
-            self._check_time()
-            prompt = self._render("reproduce", **variables, rejected=rejected)
+            self.asking.check_time()
+            prompt = self.asking.render("reproduce", **variables, rejected=rejected)
             model = self.models.get(
                 temperature, max_output_tokens=config.max_output_tokens, seed_offset=number
             )
-            reply = self._ask(model, prompt)
+            reply = self.asking.ask(model, prompt)
             action = f"reproduce {number}/{total} (T={temperature:g})"
             test = next(
                 (block for block in code_blocks(reply.content) if "def test" in block), None
@@ -298,146 +292,6 @@ class Pipeline(StagedEpisode):
         )
         return first_targets(candidates, traced), True
 
-    def _search(self, tree: dict[str, str], candidates: list[Location], by_rounds: bool) -> None:
-        """Samples of the targets, each new candidate validated as it appears, until one passes
-        the reproduction with no regression: target by target, or, `by_rounds` (the traceback
-        put several functions under suspicion), every target's first sample, then every
-        target's second, and so on. Without a reproduction: the first target's samples that
-        give an edit, or the next target's (as many as `repair.temperatures`)."""
-        config = self.strategy.repair
-        order = search_order(candidates, config.locations)
-        if self._reproduction is None:
-            order = [target for target in order if len(target.locations) == 1][:2]
-        runs = [self._schedule(index, target) for index, target in enumerate(order)]
-        if by_rounds:
-            runs = [[each for each in turn if each] for turn in itertools.zip_longest(*runs)]
-        if self._templates(tree, order, STRONG):
-            return
-        for run in runs:
-            for target, number, total, temperature, why in run:
-                if self._groups:
-                    self._check_time()
-                group = self._sample(tree, target, number, total, temperature, why)
-                if group is not None and self._reproduction is not None:
-                    self.validation.validate(tree, group, self._reproduction, self.language)
-                    if group.solved:
-                        return
-            if self._reproduction is None and self._groups:
-                break
-        if self._reproduction is None:
-            for group in self._groups:
-                self._check_time()
-                self.validation.validate(tree, group, self._reproduction, self.language)
-        else:
-            self._templates(tree, order, WEAK)
-
-    def _templates(self, tree: dict[str, str], order: list[Target], tiers: range) -> bool:
-        """The template repairs (templates.py) of the patterns of `tiers` (STRONG before the
-        model's samples, WEAK once they found nothing) of each single Python target of `order`,
-        each target's screened against the reproduction; those passing it validated in the
-        order of their patterns (`mutations.TIERS`), then of the targets, at most
-        TEMPLATES_VALIDATED; whether one passes with no regression."""
-        config = self.strategy.repair
-        repro = self._reproduction
-        if repro is None or not config.templates:
-            return False
-        failing = traced_lines(repro.base_output, tree)
-        passing: list[tuple[int, int, Target, Edit]] = []
-        singles = [t for t in order if len(t.locations) == 1 and t.first.path.endswith(".py")]
-        for index, target in enumerate(singles):
-            self._check_time()
-            location = target.first
-            focus = focus_lines(self.problem, tree, location, config.region_lines, failing)
-            screened = screen_templates(
-                self.sandbox,
-                self.problem,
-                tree,
-                location,
-                repro,
-                focus,
-                config.templates,
-                self.linter,
-                tiers,
-            )
-            weaker = " (weaker patterns)" if tiers == WEAK else ""
-            self.record.step(
-                f"templates {target.label}{weaker}",
-                "template repairs screened against the reproduction test, no model",
-                screened.summary(target.label),
-                {"source": "template", "location": target.label, "tried": screened.tried},
-            )
-            passing += [(tier, index, target, edit) for tier, edit in screened.passing]
-        passing.sort(key=lambda each: each[:2])
-        for _, _, target, edit in passing[:TEMPLATES_VALIDATED]:
-            self._samples += 1
-            group, new = add_edit(self._groups, self._samples, target.label, edit, tree)
-            if new:
-                self.validation.validate(tree, group, repro, self.language)
-                if group.solved:
-                    return True
-        return False
-
-    def _schedule(self, index: int, target: Target) -> list[tuple[Target, int, int, float, str]]:
-        """The samples of the `index`-th target: (target, number, of how many, temperature,
-        phase), `repair.temperatures` and, with a reproduction, `repair.more_temperatures`."""
-        config = self.strategy.repair
-        phase = "first target" if index == 0 else "next target"
-        schedule = [(t, phase) for t in config.temperatures]
-        if self._reproduction is not None:
-            schedule += [(t, MORE_SAMPLES) for t in config.more_temperatures]
-        return [
-            (target, number, len(schedule), temperature, why)
-            for number, (temperature, why) in enumerate(schedule, start=1)
-        ]
-
-    def _sample(
-        self,
-        tree: dict[str, str],
-        target: Target,
-        number: int,
-        total: int,
-        temperature: float,
-        phase: str,
-    ) -> Group | None:
-        """One repair sample of `target`; the group it joins when it gives an edit that is new."""
-        self._samples += 1
-        output = self._reproduction.base_output if self._reproduction is not None else ""
-        sample = sample_form(
-            self.strategy.repair, self.problem, tree, target, number, phase, output
-        )
-        source = sample.source
-        prompt = self._render(sample.template, **sample.variables, failure=failure_lines(output))
-        model = self.models.get(
-            temperature,
-            grammar=sample.grammar,
-            max_output_tokens=sample.max_output_tokens,
-            seed_offset=self._samples,
-        )
-        reply = self._ask(model, prompt)
-        action = f"repair {number}/{total} (T={temperature:g}) {target.label}"
-        details: dict[str, Any] = {"source": source, "location": target.label, "phase": phase}
-        if sample.window is not None:
-            details["window"] = [sample.window.start, sample.window.end]
-        try:
-            edit = sample.edit(tree, reply.content, self.linter)
-        except Dropped as dropped:
-            details["dropped"] = str(dropped)
-            self.record.step(
-                action, f"{source} sample dropped ({phase})", f"dropped: {dropped}", details,
-                reply, prompt,
-            )  # fmt: skip
-            return None
-        group, new = add_edit(self._groups, self._samples, target.label, edit, tree)
-        details.update(kept=True, notes=list(edit.notes), new=new)
-        observation = f"candidate ({source}): {edit.changed_lines} lines written" + (
-            f"; {'; '.join(edit.notes)}" if edit.notes else ""
-        )
-        if not new:
-            observation += f"; the same edit as samples {','.join(map(str, group.samples[:-1]))}"
-        thought = f"{source} sample kept ({phase})"
-        self.record.step(action, thought, observation, details, reply, prompt)
-        return group if new else None
-
     def _choose(self, groups: list[Group], limit: str) -> tuple[str, str]:
         chosen = best(groups)
         if chosen is None:
@@ -478,37 +332,3 @@ class Pipeline(StagedEpisode):
     @property
     def _not_python(self) -> str:
         return f"; the repository's code is {self.language}"
-
-    def _time_left(self) -> float | None:
-        """Seconds of `time_budget` left (0.0 when it is used up); None without a budget."""
-        budget = self.strategy.time_budget
-        if not budget:
-            return None
-        return max(0.0, budget - (time.monotonic() - self.record.started))
-
-    def _check_time(self) -> None:
-        if self._time_left() == 0.0:
-            raise OutOfTime
-
-    def _render(self, template: str, **variables: Any) -> str:
-        return jinja().from_string(getattr(self.strategy.templates, template)).render(**variables)
-
-    def _ask(self, model: Any, prompt: str) -> ModelReply:
-        """One model call, given the budget's time left as its timeout: a slow reply (a loaded
-        machine) ends the pipeline on its time limit with the candidates so far, not past it."""
-        left = self._time_left()
-        if left == 0.0:
-            raise OutOfTime
-        started = time.monotonic()
-        try:
-            reply = model.query([{"role": "user", "content": prompt}], timeout=left)
-        except ESCAPING_ERRORS:
-            raise
-        except ModelError:
-            if self._time_left() == 0.0:
-                raise OutOfTime from None
-            raise
-        finally:
-            self.record.waited(time.monotonic() - started)
-        self.record.replied(reply)
-        return reply
