@@ -60,6 +60,20 @@ def test_several_outputs_pair_with_as_many_expected_values_and_one_with_each_wro
     assert "    g = G()\n" in code
 
 
+def test_a_reported_output_contrasted_by_but_with_one_other_value_expects_that_value() -> None:
+    issue = (
+        "`median([1, 2, 3, 4])` gives 3, but the median of an even count is the mean of the two\n"
+        "middle values, 2.5 here. Odd counts are fine.\n"
+    )
+    code = issue_tests(issue, {"median": "numstat.center"})
+    assert "from numstat.center import median" in code
+    assert "assert (median([1, 2, 3, 4])) == pytest.approx(2.5)" in code
+    two_values = "`f(4)` returns 3, but 1 or 2 would do.\n"
+    assert issue_tests(two_values, {"f": "m"}) == ""
+    no_but = "`f(4)` returns 3, and 2.5 is in the docs.\n"
+    assert issue_tests(no_but, {"f": "m"}) == ""
+
+
 def test_an_expected_object_repr_is_compared_with_the_results_repr(tmp_path: Path) -> None:
     issue = (
         "```python\n>>> parse('{}', 'a\\n')\n<Result ('a',) {}>\n```\n\n"

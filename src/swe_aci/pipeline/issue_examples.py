@@ -49,6 +49,8 @@ UNWANTED_WARNING = re.compile(
     r"(?i)\bno\s+(?:\w+\s+)?warnings?\b|\b(?:should|must)\s+not\s+(?:warn|emit)"
     r"|\bwithout\s+(?:a\s+|any\s+)?(?:\w+\s+)?warnings?\b"
 )
+CONTRAST = re.compile(r"^\s*,?\s*but\b")
+NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w]|\.\d)")
 WARNING_COMMENT = re.compile(r"\s#.*?\b([A-Z]\w*Warning)\b")
 WARNING_FILTER = re.compile(r"^warnings\.(?:simplefilter|filterwarnings|resetwarnings)\(")
 
@@ -367,16 +369,42 @@ def segment_pairs(paragraph: str, calls: list[str]) -> list[tuple[str, str]] | N
 def reported_outputs(issue: str) -> list[tuple[str, str]]:
     """What the issue reports a call gives at the base, the bug itself: (`call`, its value's
     literal) of each "`is_leap_year(2000)` returns False" (says, gives, is, prints)."""
+    return [(call, value) for call, value, _ in reported_with_rest(issue)]
+
+
+def reported_with_rest(issue: str) -> list[tuple[str, str, str]]:
+    """(`call`, the literal reported for it, the text after that literal) of each reported
+    output."""
     found = []
     for match in REPORTED.finditer(issue):
         rest = issue[match.end() :]
-        span = re.match(r"`([^`\n]+)`", rest)
-        plain = PLAIN_LITERAL.match(rest)
-        text = span.group(1) if span else plain.group(1) if plain else ""
-        value = literal(text) if text else None
-        if value is not None:
-            found.append((match.group(1), value))
+        found_text = re.match(r"`([^`\n]+)`", rest) or PLAIN_LITERAL.match(rest)
+        value = literal(found_text.group(1)) if found_text else None
+        if found_text and value is not None:
+            found.append((match.group(1), value, rest[found_text.end() :]))
     return found
+
+
+def contrast_tests(issue: str, importable: dict[str, str]) -> list[list[str]]:
+    """Tests from a reported output contrasted with the one other value its sentence gives:
+    "`median([1, 2, 3, 4])` gives 3, but the median of an even count is ..., 2.5 here" (the
+    call must give 2.5). Only where the clause after "but" holds exactly one literal (a
+    backticked one, else a number) other than the reported value."""
+    bodies = []
+    for call, reported, rest in reported_with_rest(outside_code(issue)):
+        contrast = CONTRAST.match(rest)
+        root = call.split("(")[0].split(".")[0]
+        if contrast is None or root not in importable:
+            continue
+        clause = rest[contrast.end() :]
+        stop = SENTENCE_END.search(clause)
+        clause = clause[: stop.start() if stop else len(clause)]
+        spans = [value for span in BACKTICKS.findall(clause) if (value := expected_value(span))]
+        numbers = [value for number in NUMBER.findall(clause) if (value := literal(number))]
+        values = set(spans or numbers) - {reported}
+        if len(values) == 1:
+            bodies.append([f"from {importable[root]} import {root}", check(call, values.pop())])
+    return bodies
 
 
 def scripts(issue: str) -> list[list[str]]:
@@ -446,6 +474,7 @@ def issue_tests(issue: str, importable: dict[str, str]) -> str:
             for body in session_tests(statements, prose)
         ),
         *inline_tests(issue, importable),
+        *contrast_tests(issue, importable),
         *comparison_tests(issue, importable),
         *expected_comment_tests(issue),
         *unwanted_warning_tests(issue),
