@@ -483,3 +483,38 @@ def test_loading_the_model_is_announced_with_its_file_and_size(
     assert said[0] == f"loading the model {broken} (2.0 MB) into llama.cpp..."
     log = str(caught.value).rsplit("(log: ", 1)[1].rstrip(")")
     Path(log).unlink(missing_ok=True)
+
+
+def recomputed_on_return(cache_mib: int) -> tuple[int, int]:
+    """Prompt A, then B (the same opening, most of it, then other code: another target of the
+    same issue), then A again, each with one output token: the tokens of A's return
+    recomputed, and A's prompt tokens in all."""
+    runtime = LocalRuntimeConfig(ctx_size=4096, threads=1, prompt_cache_mib=cache_mib)
+    config = LocalConfig(
+        name="local/qwen2.5-coder-0.5b", max_output_tokens=1, grammar="", local=runtime
+    )
+    issue = "The issue: counting words goes wrong.\n" * 150
+    first = [{"role": "user", "content": issue + "def first():\n" + "    x = 1\n" * 120}]
+    other = [{"role": "user", "content": issue + "class Other:\n" + "    y: str = 'a'\n" * 120}]
+    timings = []
+    with LocalModel(config, None) as model:
+        backend = model.backend
+        for messages in (first, other, first):
+            response = backend.client.chat.completions.create(**backend.request(messages, None))
+            timings.append((response.model_extra or {})["timings"])
+    SHARED.stop_idle()
+    return timings[2]["prompt_n"], timings[0]["prompt_n"] + timings[0]["cache_n"]
+
+
+@pytest.mark.slow
+def test_a_prompt_computed_before_another_is_restored_from_the_prompt_cache() -> None:
+    """With `prompt_cache_mib` the server keeps earlier prompts and looks there on every
+    request, even when the slot's last prompt shares the issue with the new one (llama.cpp's
+    default similarity of 0.1 then reuses the slot alone): the pipeline's rewrite of a target
+    after another target's blocks prompt is not recomputed past the issue. Without it, only
+    the slot's last prompt is reused."""
+    pytest.importorskip("xllamacpp")
+    recomputed, total = recomputed_on_return(cache_mib=256)
+    assert total > 1500 and recomputed < total // 20
+    recomputed, total = recomputed_on_return(cache_mib=0)
+    assert recomputed > total // 4
