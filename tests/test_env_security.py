@@ -174,20 +174,21 @@ def test_the_shell_gets_an_allow_listed_environment(
 
 @pytest.mark.parametrize("backend", ["bwrap"], indirect=True)
 def test_bwrap_shows_the_host_interpreter_and_nothing_beside_it(open_env: OpenEnv) -> None:
-    """By default the interpreter swe-aci runs on is bound read-only (python, pytest work), and
-    of the directories holding it only the path down to it is visible."""
+    """By default the interpreter swe-aci runs on (and its venv) is bound read-only (python,
+    pytest work), and of the directories holding it only the path down to it is visible: a
+    clone in the home directory shows the home's path to the venv, nothing beside it."""
     env = open_env()
     # by its path: the sandbox's PATH need not lead to the interpreter pytest runs on (a venv's
     # python started directly, its bin/ not on PATH)
     command = f"{shlex.quote(sys.executable)} -c 'import sys; print(sys.base_prefix)'"
     assert ok(env, command).strip() == sys.base_prefix
-    prefix = Path(sys.base_prefix)
-    for parent in prefix.parents:
+    bound = {Path(sys.base_prefix), Path(sys.prefix)}
+    for parent in Path(sys.base_prefix).parents:
         if parent.parent == parent or str(parent).split("/")[1] in {"usr"}:
             continue
         listed = ok(env, f"ls -A {parent}").split()
-        below = prefix.relative_to(parent).parts[0]
-        assert listed == [below], parent
+        below = {path.relative_to(parent).parts[0] for path in bound if parent in path.parents}
+        assert sorted(listed) == sorted(below), parent
 
 
 @pytest.mark.parametrize("backend", ["bwrap"], indirect=True)
