@@ -163,7 +163,7 @@ class BashSession:
                 shell_restarted=True,
             )
 
-    def _exchange(self, command: str, timeout: float) -> CommandResult:
+    def _exchange(self, command: str, timeout: float, late_jobs: bool = True) -> CommandResult:
         assert self._transport is not None
         nonce = secrets.token_hex(16)
         while f"__SWE_ACI_{nonce}" in command:
@@ -227,6 +227,11 @@ class BashSession:
         if reader.cwd:
             self.cwd = reader.cwd
         output = reader.text()
+        if timed_out and late_jobs:
+            # bash reports a job the interrupt killed ("line 1: 3 Killed  sleep 200") when it
+            # next reaps it, which may be after the end marker: let it do so here, in this
+            # command's output, not at the start of the next command's.
+            output += self._exchange(":", INTERRUPT_GRACE_SECONDS, late_jobs=False).output
         if reaped:
             output = (
                 f"[{reaped} processes left running by earlier commands were killed first: "
