@@ -230,8 +230,9 @@ class BashSession:
         if timed_out and late_jobs:
             # bash reports a job the interrupt killed ("line 1: 3 Killed  sleep 200") when it
             # next reaps it, which may be after the end marker: let it do so here, in this
-            # command's output, not at the start of the next command's.
-            output += self._exchange(":", INTERRUPT_GRACE_SECONDS, late_jobs=False).output
+            # command's output, not at the start of the next command's. An empty command: no
+            # name the agent's command could have redefined as a function.
+            output += self._exchange("", INTERRUPT_GRACE_SECONDS, late_jobs=False).output
         if reaped:
             output = (
                 f"[{reaped} processes left running by earlier commands were killed first: "

@@ -324,7 +324,7 @@ def inline_tests(issue: str, importable: dict[str, str]) -> list[list[str]]:
         for match in CALL.finditer(paragraph):
             call = match.group(1) or match.group(2)
             tree = parse(call)
-            root = call.split("(")[0].split(".")[0]
+            root = call_root(call)
             expression = tree is not None and isinstance(tree.body[0], ast.Expr)
             fresh = root in importable and call not in calls and not names_function(call, issue)
             if expression and fresh:
@@ -337,10 +337,19 @@ def inline_tests(issue: str, importable: dict[str, str]) -> list[list[str]]:
             if len(expected) != len(calls):
                 continue
             pairs = list(zip(calls, expected, strict=True))
-        for call, value in pairs:
-            root = call.split("(")[0].split(".")[0]
-            bodies.append([f"from {importable[root]} import {root}", check(call, value)])
+        bodies.extend(call_test(call, value, importable) for call, value in pairs)
     return bodies
+
+
+def call_root(call: str) -> str:
+    """The name a call starts from: `f` of `f(x)`, `Version` of `Version.parse("1")`."""
+    return call.split("(")[0].split(".")[0]
+
+
+def call_test(call: str, value: str, importable: dict[str, str]) -> list[str]:
+    """A test body: the call's root imported from its module, the call checked against `value`."""
+    root = call_root(call)
+    return [f"from {importable[root]} import {root}", check(call, value)]
 
 
 def names_function(call: str, issue: str) -> bool:
@@ -393,8 +402,7 @@ def contrast_tests(issue: str, importable: dict[str, str]) -> list[list[str]]:
     bodies = []
     for call, reported, rest in reported_with_rest(outside_code(issue)):
         contrast = CONTRAST.match(rest)
-        root = call.split("(")[0].split(".")[0]
-        if contrast is None or root not in importable:
+        if contrast is None or call_root(call) not in importable:
             continue
         clause = rest[contrast.end() :]
         stop = SENTENCE_END.search(clause)
@@ -403,7 +411,7 @@ def contrast_tests(issue: str, importable: dict[str, str]) -> list[list[str]]:
         numbers = [value for number in NUMBER.findall(clause) if (value := literal(number))]
         values = set(spans or numbers) - {reported}
         if len(values) == 1:
-            bodies.append([f"from {importable[root]} import {root}", check(call, values.pop())])
+            bodies.append(call_test(call, values.pop(), importable))
     return bodies
 
 
