@@ -156,6 +156,25 @@ def test_the_repositorys_addopts_do_not_break_the_pipelines_test_runs(tmp_path: 
     assert result.exit_status == "submitted"
 
 
+def test_a_mark_registered_by_a_plugin_does_not_break_the_pipelines_test_runs(
+    tmp_path: Path,
+) -> None:
+    """dateutil's conftest marks tests `no_cover` (pytest-cov registers it) and its setup.cfg
+    turns warnings into errors: the plugin-free pytest raised PytestUnknownMarkWarning while
+    collecting, and the baseline was "no regression signal (0 tests ran, none passed)"."""
+    conftest = (
+        "import pytest\n\n\ndef pytest_collection_modifyitems(items):\n"
+        "    for item in items:\n        item.add_marker(pytest.mark.no_cover)\n"
+    )
+    config = "[tool:pytest]\nfilterwarnings =\n    error\n"
+    repo = wordcount(tmp_path / "repo", {"tests/conftest.py": conftest, "setup.cfg": config})
+    result, steps = run(tmp_path, [NO_TEST, NO_TEST, RIGHT_BLOCK], PLAIN_ISSUE,
+                        *BLOCKS_ONLY, repo=repo)  # fmt: skip
+    assert steps["tests at the base"]["observation"].startswith("1 pass of 3")
+    assert "regressions 0" in steps["validate 1"]["observation"]
+    assert result.exit_status == "submitted"
+
+
 def test_a_test_file_that_fails_to_import_leaves_the_others_regression_signal(
     tmp_path: Path,
 ) -> None:
