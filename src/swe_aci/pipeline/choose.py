@@ -26,6 +26,9 @@ class Group:
     reproduced: bool | None = None  # None: no reproduction test, or not tested
     reproduction_passes: int = 0  # tests of the reproduction that pass on it
     regressions: int | None = None  # None: no regression signal (no existing test ran)
+    # regressed tests pinning a literal the edit replaces by the name (pinned.py): not
+    # counted in `regressions`; test id -> that literal
+    pinned: dict[str, str] = field(default_factory=dict)
     size: int = 0
     timed_out: bool = False  # a test run on it did not finish (it hangs, or the budget ended)
 
@@ -60,7 +63,16 @@ class Group:
         hangs = ", its tests time out" if self.timed_out else ""
         return (
             f"samples {','.join(map(str, self.samples))} ({self.edit.source}): reproduction "
-            f"test {reproduction}, {regressions}{hangs}, {self.size} diff lines"
+            f"test {reproduction}, {regressions}{self.pinned_note()}{hangs}, {self.size} diff lines"
+        )
+
+    def pinned_note(self) -> str:
+        if not self.pinned:
+            return ""
+        literals = ", ".join(f"`{literal}`" for literal in dict.fromkeys(self.pinned.values()))
+        return (
+            f" (and {len(self.pinned)} that pin {literals}, which the edit replaces by the "
+            "issue's name)"
         )
 
 
@@ -101,7 +113,7 @@ def reason(chosen: Group, groups: list[Group]) -> str:
     elif chosen.reproduced is False:
         parts.append("no candidate passes the reproduction test")
     if chosen.regressions is not None:
-        parts.append(f"{chosen.regressions} existing tests regress")
+        parts.append(f"{chosen.regressions} existing tests regress{chosen.pinned_note()}")
     else:
         parts.append("no regression signal (no existing test ran)")
     if len(groups) > 1:

@@ -86,9 +86,6 @@ class Pipeline(StagedEpisode):
         self.linter = linter
         self._groups: list[Group] = []
         self._reproduction: Reproduction | None = None
-        self.validation = Validation(
-            self.sandbox, strategy.validation, self.record, self.asking.check_time
-        )
         self.language = structure.PYTHON
 
     # -- the episode -------------------------------------------------------------------------
@@ -100,9 +97,13 @@ class Pipeline(StagedEpisode):
             candidates = self._localize(tree)
             self.sandbox.reset()
             self._reproduce(tree, candidates)
+            validation = Validation(
+                self.sandbox, self.strategy.validation, self.record, self.asking.check_time,
+                self.problem,
+            )  # fmt: skip
             search = Search(
                 self.strategy, self.problem, self.models, self.asking, self.sandbox,
-                self.validation, self.record, self.linter, self._reproduction, self.language,
+                validation, self.record, self.linter, self._reproduction, self.language,
                 self._groups,
             )  # fmt: skip
             search.run(tree, *self._follow_traceback(tree, candidates))

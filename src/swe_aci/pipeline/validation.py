@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from swe_aci.pipeline import regressions, reproduction, structure
+from swe_aci.pipeline import pinned, regressions, reproduction, structure
 from swe_aci.pipeline.choose import Group
 from swe_aci.pipeline.config import ValidateConfig
 from swe_aci.pipeline.record import record_skipped
@@ -28,8 +28,10 @@ class Validation:
         config: ValidateConfig,
         record: EpisodeRecorder,
         check_time: Callable[[], None],
+        problem: str,
     ) -> None:
         self.sandbox = sandbox
+        self.problem = problem
         self.config = config
         self.record = record
         self.check_time = check_time
@@ -82,7 +84,10 @@ class Validation:
         if base:
             self.check_time()
             run = self.sandbox.run_isolated(group.edit.texts, {}, files)
-            group.regressions = len(base - run.passed)
+            regressed = base - run.passed
+            literals = pinned.replaced_literals(tree, group.edit.texts, self.problem)
+            group.pinned = pinned.pinned_tests(tree, regressed, literals)
+            group.regressions = len(regressed) - len(group.pinned)
             group.timed_out = group.timed_out or run.timed_out
 
     def _run_suite(self, group: Group, command: str) -> None:
