@@ -26,7 +26,6 @@ import time
 from pathlib import Path
 
 from localization import exact_patch, gold_targets, sdist_rows
-from swe_aci.pipeline.fix_patterns import issue_names
 from swe_aci.pipeline.mutations import mutants
 from swe_aci.pipeline.structure import targets
 from swe_aci.pipeline.templates import focus_lines
@@ -102,8 +101,7 @@ def main() -> None:
                 text = (root / path).read_text()
                 location = next(each for each in targets(path, text) if each.qualname == name)
                 focus = focus_lines(row["problem_statement"], tree, location, REGION_LINES, [])
-                names = issue_names(row["problem_statement"])
-                edits = mutants(text, location, focus, args.limit, names=names)
+                edits = mutants(text, location, focus, args.limit, issue=row["problem_statement"])
                 for rank, mutant in enumerate(edits, start=1):
                     tried += 1
                     (root / path).write_text(mutant.text)

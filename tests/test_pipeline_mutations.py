@@ -4,6 +4,7 @@ by running the mutated module where practical, and what is never mutated."""
 from __future__ import annotations
 
 import ast
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -341,7 +342,7 @@ def test_a_literal_naming_something_else_is_renamed_to_what_the_issue_quotes() -
     names = issue_names(PLATFORMS_ISSUE)
     assert "PYEMSCRIPTEN_PLATFORM_VERSION" in names and "2026_0" not in names
     location = next(each for each in targets("m.py", PLATFORMS) if each.qualname == "platforms")
-    found = mutants(PLATFORMS, location, [], 500, names=names)
+    found = mutants(PLATFORMS, location, [], 500, issue=PLATFORMS_ISSUE)
     renamed = [each for each in found if each.pattern == "literal named by the issue"]
     # one rename: not to a name the file holds (`DEFAULT`, the literal itself), not across a
     # case (`Emscripten`, "emscripten-5.0.3-wasm32"), not the f-string, not the docstring
@@ -353,3 +354,54 @@ def test_a_literal_naming_something_else_is_renamed_to_what_the_issue_quotes() -
     namespace["sysconfig"].get_config_var = {"PYEMSCRIPTEN_PLATFORM_VERSION": "2026_0"}.get
     assert list(namespace["platforms"]()) == ["pyemscripten_2026_0_wasm32", "Emscripten"]
     assert not [each for each in edits(PLATFORMS, "platforms") if "PLATFORM_VERSION" in each.text]
+
+
+SAVER = '''"""Files."""
+
+import os
+
+
+class Saver:
+    def __init__(self, dest_path, suffix=".part"):
+        """Saves atomically."""
+        self.dest_path = dest_path
+        self.suffix = suffix
+        self.part_path = dest_path + ".part"
+
+
+def find_files(directory, pattern):
+    depth = len(directory.split(os.path.sep))
+    return [(depth, name) for name in os.listdir(directory) if name.endswith(pattern)]
+
+
+def unrelated(directory):
+    return directory.split("/")
+'''
+SAVER_ISSUE = """Saver and find_files fail when given a pathlib.Path:
+
+    >>> Saver(pathlib.Path('/tmp/out.bin'))
+    TypeError: unsupported operand type(s) for +: 'PosixPath' and 'str'
+"""
+
+
+def test_path_arguments_the_issue_names_are_converted_together(tmp_path: Path) -> None:
+    location = next(each for each in targets("m.py", SAVER) if each.qualname == "Saver.__init__")
+    found = [each for each in mutants(SAVER, location, [], 500, issue=SAVER_ISSUE)
+             if each.pattern == "path-like argument"]  # fmt: skip
+    described = [each.description for each in found]
+    assert described == [
+        "path-like argument, line 9: `` -> `dest_path = os.fspath(dest_path)`",
+        "path-like argument, line 9 and 1 more: `` -> `dest_path = os.fspath(dest_path)`",
+        "path-like argument, line 15: `` -> `directory = os.fspath(directory)`",
+    ]  # `suffix` is no str-only use, `unrelated` is not named, the docstring stays first
+    together = load(found[1].text)
+    (tmp_path / "a.py").write_text("")
+    saver = together["Saver"](tmp_path / "out.bin")
+    assert saver.part_path == f"{tmp_path}/out.bin.part"
+    assert together["find_files"](tmp_path, ".py")[0][1] == "a.py"
+    # without the issue's word for paths, or without `import os` in the module: nothing
+    assert not [each for each in mutants(SAVER, location, [], 500, issue="Saver fails.")
+                if each.pattern == "path-like argument"]  # fmt: skip
+    no_os = SAVER.replace("import os\n", "from os import path\n")
+    assert not [each for each in mutants(no_os, location, [], 500, issue=SAVER_ISSUE)
+                if each.pattern == "path-like argument"]  # fmt: skip

@@ -26,6 +26,8 @@ PraPR, Ghanbari et al. ISSTA 2019) written for Python:
 - a name in a string literal replaced by the one the issue writes (a key, a variable, an
   attribute looked up by name): `"PYEMSCRIPTEN_ABI_VERSION"` -> `"PYEMSCRIPTEN_PLATFORM_VERSION"`
   where the issue quotes the latter, the file does not hold it, and both share a word and a case.
+- (path_arguments.py) a path argument converted on entry, `p = os.fspath(p)`, where the issue
+  speaks of `pathlib` paths.
 
 Not deleting a statement: of the patches that pass a test suite, deletions are the ones most
 often wrong (Qi et al., "Kali", ISSTA 2015); here deleting semver's `raise TypeError(...)` passed
@@ -134,17 +136,18 @@ def changes(
     text: str,
     location: Location,
     conversion: Conversion | None,
-    names: tuple[str, ...] = (),
+    issue: str = "",
 ) -> list[Change]:
     """Every change of the catalogue inside the location's lines of the file `text` (parsed:
     `tree`), the exception conversion where `conversion` names an exception the module has,
-    and the literals renamed to the issue's `names` (`issue_names`) that the file lacks."""
+    and the literals renamed to a name the `issue` quotes (`issue_names`) that the file
+    lacks."""
     source = Source(text)
     docstrings = _docstrings(tree)
     found = list(_changes(tree, source, location, _plain_classes(tree), docstrings))
     if conversion is not None and conversion.expected in _module_names(tree):
         found += _converted(tree, source, location, conversion)
-    missing = [name for name in names if name not in text]
+    missing = [name for name in issue_names(issue) if name not in text]
     if missing:
         found += _renamed_literals(tree, source, location, docstrings, missing)
     return found
@@ -231,7 +234,7 @@ def _converted(
     )
     if function is None:
         return
-    body = [each for each in function.body if not _is_docstring(each)]
+    body = [each for each in function.body if not is_docstring(each)]
     if not body or body[0].lineno == function.lineno or any(map(_holds_multiline_string, body)):
         return
     start = source.starts[body[0].lineno - 1]
@@ -246,7 +249,7 @@ def _converted(
     yield Change(start, end, new, "exception converted", body[0].lineno)
 
 
-def _is_docstring(node: ast.AST) -> bool:
+def is_docstring(node: ast.AST) -> bool:
     return (
         isinstance(node, ast.Expr)
         and isinstance(node.value, ast.Constant)
@@ -262,7 +265,7 @@ def _within(node: ast.AST, location: Location) -> bool:
 
 def _docstrings(tree: ast.Module) -> set[int]:
     """The ids of the string constants standing alone as statements (docstrings)."""
-    return {id(node.value) for node in ast.walk(tree) if _is_docstring(node)}
+    return {id(node.value) for node in ast.walk(tree) if is_docstring(node)}
 
 
 def _changes(

@@ -13,7 +13,9 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from swe_aci.pipeline.fix_patterns import Change, Conversion, changes
+from swe_aci.pipeline.fix_patterns import Change, Conversion, Source, changes
+from swe_aci.pipeline.path_arguments import PATTERN as PATH_PATTERN
+from swe_aci.pipeline.path_arguments import path_changes
 from swe_aci.pipeline.skeleton import Location, parse
 
 # pattern -> tier: the order edits are tried in (lower first)
@@ -25,6 +27,7 @@ TIERS = {
     "off by one": 1,
     "exception converted": 1,
     "literal named by the issue": 1,
+    PATH_PATTERN: 1,
     "comparison": 1,
     "empty value": 1,
     "condition strengthened": 2,
@@ -41,6 +44,8 @@ TIERS = {
 # in `is_leap_year`).
 STRONG = range(3)
 WEAK = range(3, 5)
+# patterns whose changes differ in text and fix one thing together: each alone, and all at once
+ALL_AT_ONCE = frozenset({PATH_PATTERN})
 
 
 @dataclass(frozen=True)
@@ -61,19 +66,20 @@ def mutants(
     limit: int,
     conversion: Conversion | None = None,
     tiers: range | None = None,
-    names: tuple[str, ...] = (),
+    issue: str = "",
 ) -> list[Mutant]:
     """At most `limit` template edits of `location` in `text` that parse, each distinct, in the
     order they are worth trying: those changing a line of `focus` first (templates.py: the
     lines the reproduction's traceback passes through, or those of the issue's words), each
     group by tier, then by the distance to `focus`; `conversion`: the exceptions to convert
     (the target's body in `try:`, the raised ones re-raised as the expected one); `tiers`: the
-    patterns' tiers wanted (`STRONG`, `WEAK`; None: all); `names`: what the issue quotes
-    (`fix_patterns.issue_names`), for literals naming something else."""
+    patterns' tiers wanted (`STRONG`, `WEAK`; None: all); `issue`: its text, for the patterns
+    it calls for (literals naming what it quotes, path arguments)."""
     tree = parse(text)
     if tree is None:
         return []
-    edits = changes(tree, text, location, conversion, names)
+    edits = changes(tree, text, location, conversion, issue)
+    edits += path_changes(tree, Source(text), location, issue)
     if tiers is not None:
         edits = [each for each in edits if TIERS[each.pattern] in tiers]
 
@@ -100,11 +106,12 @@ def mutants(
 
 def _grouped(changes: list[Change], text: str) -> list[tuple[Change, ...]]:
     """For each pattern making the same text the same new text at several places (in the same
-    `context`): all of them at once, and each two neighbours."""
+    `context`), and each of ALL_AT_ONCE: all of them at once, and each two neighbours."""
     by_key: dict[tuple[str, ...], list[Change]] = {}
     for change in changes:
         old = text[change.start : change.end]
-        by_key.setdefault((change.pattern, old, change.new, change.context), []).append(change)
+        key = (change.pattern, old, change.new, change.context)
+        by_key.setdefault(key[:1] if change.pattern in ALL_AT_ONCE else key, []).append(change)
     found = []
     for group in by_key.values():
         if len(group) > 1 and _disjoint(group):

@@ -13,7 +13,7 @@ from swe_aci.aci.lint import Linter
 from swe_aci.pipeline import structure
 from swe_aci.pipeline.blocks import edit_problem
 from swe_aci.pipeline.candidates import Target
-from swe_aci.pipeline.fix_patterns import Conversion, issue_names
+from swe_aci.pipeline.fix_patterns import Conversion
 from swe_aci.pipeline.mutations import TIERS, Mutant, mutants
 from swe_aci.pipeline.prompts import shown_regions
 from swe_aci.pipeline.repair import Edit
@@ -97,7 +97,7 @@ def screen_templates(
     reproduction; `focus`: the lines whose edits are tried first (`focus_lines`); `issue`: its
     quoted names, for the literals that name something else."""
     text = tree[location.path]
-    found = mutants(text, location, focus, limit, conversion(repro), tiers, issue_names(issue))
+    found = mutants(text, location, focus, limit, conversion(repro), tiers, issue)
     results = sandbox.screen(
         location.path, [each.text for each in found], {repro.file: repro.text}, [repro.file]
     )
