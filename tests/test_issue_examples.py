@@ -123,6 +123,39 @@ def test_tracebacks_and_expected_exceptions() -> None:
     assert issue_tests(message, {}) == ""  # what it expects is not a value the text gives
 
 
+BYTES_MESSAGE = """parse_date's error message shows the input as a bytes literal:
+
+```python
+>>> from dates import parse_date
+>>> parse_date('2014-0423')
+Traceback (most recent call last):
+  ...
+ValueError: String contains unknown ISO components: b'2014-0423'
+```
+
+Expected the message to show the string the caller passed, quoted as a normal string:
+`String contains unknown ISO components: '2014-0423'`.
+"""
+BYTES_BUG = (
+    "def parse_date(text):\n"
+    "    raise ValueError('String contains unknown ISO components: {}'.format(text.encode()))\n"
+)
+
+
+def test_an_error_message_the_prose_expects_instead_of_the_shown_one(tmp_path: Path) -> None:
+    code = issue_tests(BYTES_MESSAGE, {})
+    assert (
+        "    with pytest.raises(ValueError) as raised:\n        parse_date('2014-0423')\n" in code
+    )
+    fixed = BYTES_BUG.replace("{}'.format(text.encode())", "{!r}'.format(text)")
+    silent = "def parse_date(text):\n    return None\n"
+    assert exit_codes(tmp_path, code, "dates", [BYTES_BUG, fixed, silent]) == [1, 0, 1]
+    # a span that does not open as the shown message is no expected message
+    unrelated = BYTES_MESSAGE.replace("`String contains unknown ISO components: '2014-0423'`",
+                                      "`'2014-0423'` in the message")  # fmt: skip
+    assert issue_tests(unrelated, {}) == ""
+
+
 def test_comparisons_in_backticks_are_tests() -> None:
     issue = (
         "wcswidth() raises IndexError when n exceeds the string.\n\n"

@@ -1,8 +1,9 @@
 """Reproduction tests from the issue's own examples, without the model: `>>>` sessions (the shown
 output is the wrong one; the expected value comes from the prose after it), "`call` returns X ...
 expected Y" sentences, comparisons in backticks (`f(x) == 5`), `# expected:` comments in a code
-block, tracebacks (the call must not raise, or must raise the exception the issue expects), and
-a script's line commented with a warning the issue wants gone (it must not warn).
+block, tracebacks (the call must not raise, or must raise the exception the issue expects, or
+raise the one shown with the message the prose expects instead of the shown one), and a script's
+line commented with a warning the issue wants gone (it must not warn).
 Each is a pytest function; the pipeline keeps those that fail at the base. Also what the issue
 names (paths, traceback frames), which localization puts first."""
 
@@ -50,6 +51,7 @@ UNWANTED_WARNING = re.compile(
     r"|\bwithout\s+(?:a\s+|any\s+)?(?:\w+\s+)?warnings?\b"
 )
 CONTRAST = re.compile(r"^\s*,?\s*but\b")
+MESSAGE_PREFIX = 12  # characters an expected message shares with the shown one, at least
 NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w]|\.\d)")
 WARNING_COMMENT = re.compile(r"\s#.*?\b([A-Z]\w*Warning)\b")
 WARNING_FILTER = re.compile(r"^warnings\.(?:simplefilter|filterwarnings|resetwarnings)\(")
@@ -66,6 +68,14 @@ class Statement:
         for line in reversed(self.output):
             if match := EXCEPTION_LINE.match(line):
                 return match.group(1)
+        return None
+
+    @property
+    def message(self) -> str | None:
+        """The message of the exception the session shows (`ValueError: bad b'x'` -> `bad b'x'`)."""
+        for line in reversed(self.output):
+            if match := EXCEPTION_LINE.match(line):
+                return line[match.end() :].strip() or None
         return None
 
     @property
@@ -190,6 +200,41 @@ def expected_exception(prose: str) -> str | None:
     return None
 
 
+def expected_message(shown: str, prose: str) -> str | None:
+    """The message the prose expects instead of the one `shown`: the first backticked span
+    after an expectation word that differs from it but opens as it does (the same first
+    MESSAGE_PREFIX characters, or half of a shorter one): "Expected ... as a normal string: `String contains
+    unknown ISO components: '2014-0423'`" against `... components: b'2014-0423'`."""
+    start = EXPECTATION.search(prose)
+    if start is None:
+        return None
+    for span in BACKTICKS.findall(prose[start.end() :]):
+        common = next(
+            (i for i, (a, b) in enumerate(zip(span, shown, strict=False)) if a != b),
+            min(len(span), len(shown)),
+        )
+        if span != shown and common >= min(MESSAGE_PREFIX, max(3, len(shown) // 2)):
+            return span
+    return None
+
+
+def message_test(statements: list[Statement], statement: Statement, message: str) -> list[str]:
+    """The statement must raise what the session shows (a built-in or dotted exception, else
+    any) with the message `message`."""
+    name = statement.raised or "Exception"
+    if "." not in name and name not in BUILTIN_EXCEPTIONS:
+        name = "Exception"
+    index = statements.index(statement)
+    setup = [s.source for s in statements[:index] if not s.raised and s.expression is None]
+    return [
+        *imports_for(name),
+        *setup,
+        f"with pytest.raises({name}) as raised:",
+        indent(statement.source),
+        f"assert str(raised.value) == {message!r}",
+    ]
+
+
 def imports_for(name: str) -> list[str]:
     """The import a dotted exception name needs (`packaging.version.InvalidVersion`)."""
     module = name.rpartition(".")[0]
@@ -226,6 +271,13 @@ def session_tests(statements: list[Statement], prose: str) -> list[list[str]]:
             checks.extend((s, expected[0]) for s in targets)
         elif len(expected) == len(shown):
             checks.extend(zip(shown, expected, strict=True))
+    messages = [
+        (s, wanted)
+        for s in raising
+        if s.message and (wanted := expected_message(s.message, before_next_call(prose)))
+    ]
+    if not checks and messages:
+        return [message_test(statements, s, wanted) for s, wanted in messages]
     if not checks and raising and not MESSAGE_WORDS.search(prose) and not exception:
         checks.extend((s, "runs") for s in raising)
     if not checks and raising and exception:
