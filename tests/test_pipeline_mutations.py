@@ -405,3 +405,48 @@ def test_path_arguments_the_issue_names_are_converted_together(tmp_path: Path) -
     no_os = SAVER.replace("import os\n", "from os import path\n")
     assert not [each for each in mutants(no_os, location, [], 500, issue=SAVER_ISSUE)
                 if each.pattern == "path-like argument"]  # fmt: skip
+
+
+ISODATE = """class Parser:
+    def parse_isodate(self, datestr):
+        datestr = datestr.encode("ascii")
+        if len(datestr) != 10:
+            raise ValueError("String contains unknown ISO " +
+                             "components: {}".format(datestr))
+        return datestr
+
+    def parse_time(self, timestr):
+        timestr = timestr.encode("ascii")
+        raise ValueError(f"bad time {timestr}")
+"""
+
+
+def test_bytes_shown_in_a_message_are_decoded_and_quoted_as_text() -> None:
+    issue = "ValueError: String contains unknown ISO components: b'2014-0423'"
+    found = [each for each in edits_with(ISODATE, "Parser.parse_isodate", issue)
+             if each.pattern == "bytes shown as text"]  # fmt: skip
+    messages = []
+    for mutant in found:
+        with pytest.raises(ValueError) as raised:
+            load(mutant.text)["Parser"]().parse_isodate("2014-0423")
+        messages.append(str(raised.value))
+    assert messages == [
+        "String contains unknown ISO components: 2014-0423",
+        "String contains unknown ISO components: '2014-0423'",
+    ]
+    fstrings = [each for each in edits_with(ISODATE, "Parser.parse_time", issue)
+                if each.pattern == "bytes shown as text"]  # fmt: skip
+    shown = []
+    for mutant in fstrings:
+        with pytest.raises(ValueError) as raised:
+            load(mutant.text)["Parser"]().parse_time("12:30")
+        shown.append(str(raised.value))
+    assert shown == ["bad time 12:30", "bad time '12:30'"]
+    # an issue showing no bytes literal calls for none
+    assert not [each for each in edits_with(ISODATE, "Parser.parse_isodate", "a bad message")
+                if each.pattern == "bytes shown as text"]  # fmt: skip
+
+
+def edits_with(source: str, name: str, issue: str) -> list[Mutant]:
+    location = next(each for each in targets("m.py", source) if each.qualname == name)
+    return mutants(source, location, [], 500, issue=issue)

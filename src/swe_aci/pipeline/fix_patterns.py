@@ -28,6 +28,8 @@ PraPR, Ghanbari et al. ISSTA 2019) written for Python:
   where the issue quotes the latter, the file does not hold it, and both share a word and a case.
 - (path_arguments.py) a path argument converted on entry, `p = os.fspath(p)`, where the issue
   speaks of `pathlib` paths.
+- (shown_bytes.py) a value formatted into a message decoded (and shown by repr), where the issue
+  shows a bytes literal.
 
 Not deleting a statement: of the patches that pass a test suite, deletions are the ones most
 often wrong (Qi et al., "Kali", ISSTA 2015); here deleting semver's `raise TypeError(...)` passed

@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from swe_aci.pipeline.fix_patterns import Change, Conversion, Source, changes
 from swe_aci.pipeline.path_arguments import PATTERN as PATH_PATTERN
 from swe_aci.pipeline.path_arguments import path_changes
+from swe_aci.pipeline.shown_bytes import PATTERN as BYTES_PATTERN
+from swe_aci.pipeline.shown_bytes import bytes_changes
 from swe_aci.pipeline.skeleton import Location, parse
 
 # pattern -> tier: the order edits are tried in (lower first)
@@ -28,6 +30,7 @@ TIERS = {
     "exception converted": 1,
     "literal named by the issue": 1,
     PATH_PATTERN: 1,
+    BYTES_PATTERN: 1,
     "comparison": 1,
     "empty value": 1,
     "condition strengthened": 2,
@@ -79,7 +82,10 @@ def mutants(
     if tree is None:
         return []
     edits = changes(tree, text, location, conversion, issue)
-    edits += path_changes(tree, Source(text), location, issue)
+    source = Source(text)
+    edits += path_changes(tree, source, location, issue) + bytes_changes(
+        tree, source, location, issue
+    )
     if tiers is not None:
         edits = [each for each in edits if TIERS[each.pattern] in tiers]
 
