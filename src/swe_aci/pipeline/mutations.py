@@ -49,6 +49,8 @@ STRONG = range(3)
 WEAK = range(3, 5)
 # patterns whose changes differ in text and fix one thing together: each alone, and all at once
 ALL_AT_ONCE = frozenset({PATH_PATTERN})
+# the patterns of their own modules, each offered only where the issue's words call for it
+CALLED_FOR_BY_THE_ISSUE = (path_changes, bytes_changes)
 
 
 @dataclass(frozen=True)
@@ -77,15 +79,14 @@ def mutants(
     group by tier, then by the distance to `focus`; `conversion`: the exceptions to convert
     (the target's body in `try:`, the raised ones re-raised as the expected one); `tiers`: the
     patterns' tiers wanted (`STRONG`, `WEAK`; None: all); `issue`: its text, for the patterns
-    it calls for (literals naming what it quotes, path arguments)."""
+    it calls for (literals naming what it quotes, CALLED_FOR_BY_THE_ISSUE)."""
     tree = parse(text)
     if tree is None:
         return []
     edits = changes(tree, text, location, conversion, issue)
     source = Source(text)
-    edits += path_changes(tree, source, location, issue) + bytes_changes(
-        tree, source, location, issue
-    )
+    for called_for in CALLED_FOR_BY_THE_ISSUE:
+        edits += called_for(tree, source, location, issue)
     if tiers is not None:
         edits = [each for each in edits if TIERS[each.pattern] in tiers]
 
