@@ -12,6 +12,7 @@ import pytest
 from swe_aci.pipeline.fix_patterns import issue_names
 from swe_aci.pipeline.mutations import STRONG, WEAK, Mutant, mutants
 from swe_aci.pipeline.structure import targets
+from swe_aci.pipeline.templates import changed_label
 
 
 def edits(source: str, name: str, focus: tuple[int, ...] = (), limit: int = 500) -> list[Mutant]:
@@ -394,6 +395,9 @@ def test_path_arguments_the_issue_names_are_converted_together(tmp_path: Path) -
         "path-like argument, line 9 and 1 more: `` -> `dest_path = os.fspath(dest_path)`",
         "path-like argument, line 15: `` -> `directory = os.fspath(directory)`",
     ]  # `suffix` is no str-only use, `unrelated` is not named, the docstring stays first
+    labels = [changed_label(SAVER, each.text, location) for each in found]
+    assert labels == ["m.py::Saver.__init__", "m.py::Saver.__init__ + m.py::find_files",
+                      "m.py::find_files"]  # fmt: skip
     together = load(found[1].text)
     (tmp_path / "a.py").write_text("")
     saver = together["Saver"](tmp_path / "out.bin")

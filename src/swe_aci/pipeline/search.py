@@ -22,7 +22,7 @@ from swe_aci.pipeline.reproduction import Reproduction, failure_lines
 from swe_aci.pipeline.samples import MORE_SAMPLES, sample_form
 from swe_aci.pipeline.sandbox import Sandbox
 from swe_aci.pipeline.skeleton import Location
-from swe_aci.pipeline.templates import focus_lines, screen_templates
+from swe_aci.pipeline.templates import changed_label, focus_lines, screen_templates
 from swe_aci.pipeline.tracebacks import traced_lines
 from swe_aci.pipeline.validation import Validation
 from swe_aci.trajectory.recorder import EpisodeRecorder
@@ -119,7 +119,9 @@ class Search:
         passing.sort(key=lambda each: each[:2])
         for _, _, target, edit in passing[:TEMPLATES_VALIDATED]:
             self.samples += 1
-            group, new = add_edit(self.groups, self.samples, target.label, edit, tree)
+            path = target.first.path
+            label = changed_label(tree[path], edit.texts[path], target.first)
+            group, new = add_edit(self.groups, self.samples, label, edit, tree)
             if new:
                 self.validation.validate(tree, group, repro, self.language)
                 if group.solved:

@@ -6,6 +6,7 @@ validated like the model's (the reproduction on a clean tree, then the regressio
 from __future__ import annotations
 
 import ast
+import difflib
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -159,3 +160,27 @@ def _edit(text: str, mutant: Mutant, path: str) -> Edit:
     written = max(1, mutant.text.count("\n") - text.count("\n") + 1)
     canonical = f"{path}\n{structure.canonical(mutant.text, path)}"
     return Edit({path: mutant.text}, canonical, written, SOURCE, (mutant.description,))
+
+
+def changed_label(text: str, new: str, location: Location) -> str:
+    """What a template edit of `location` changes: the labels of the functions it changes, the
+    target's first (a path argument converted in each function the issue names: `a + b`, as a
+    candidate spanning two locations is labelled); the target's when it changes none."""
+    old_lines, new_lines = text.splitlines(), new.splitlines()
+    matcher = difflib.SequenceMatcher(None, old_lines, new_lines, autojunk=False)
+    changed = [
+        line
+        for tag, first, last, _, _ in matcher.get_opcodes()
+        if tag != "equal"
+        for line in (range(first + 1, last + 1) if last > first else [first + 1])
+    ]
+    functions = [each for each in structure.targets(location.path, text) if each.kind == "function"]
+    labels: list[str] = []
+    for line in changed:
+        if location.start <= line <= location.end:
+            labels.insert(0, location.label)
+            continue
+        around = [each for each in functions if each.start <= line <= each.end]
+        if around:
+            labels.append(min(around, key=lambda each: each.end - each.start).label)
+    return " + ".join(dict.fromkeys(labels)) or location.label
