@@ -427,28 +427,27 @@ ISODATE = """class Parser:
 
 def test_bytes_shown_in_a_message_are_decoded_and_quoted_as_text() -> None:
     issue = "ValueError: String contains unknown ISO components: b'2014-0423'"
-    found = [each for each in edits_with(ISODATE, "Parser.parse_isodate", issue)
-             if each.pattern == "bytes shown as text"]  # fmt: skip
-    messages = []
-    for mutant in found:
-        with pytest.raises(ValueError) as raised:
-            load(mutant.text)["Parser"]().parse_isodate("2014-0423")
-        messages.append(str(raised.value))
-    assert messages == [
+    assert raised_messages("Parser.parse_isodate", issue, "2014-0423") == [
         "String contains unknown ISO components: 2014-0423",
         "String contains unknown ISO components: '2014-0423'",
     ]
-    fstrings = [each for each in edits_with(ISODATE, "Parser.parse_time", issue)
-                if each.pattern == "bytes shown as text"]  # fmt: skip
-    shown = []
-    for mutant in fstrings:
-        with pytest.raises(ValueError) as raised:
-            load(mutant.text)["Parser"]().parse_time("12:30")
-        shown.append(str(raised.value))
-    assert shown == ["bad time 12:30", "bad time '12:30'"]
+    assert raised_messages("Parser.parse_time", issue, "12:30") == [
+        "bad time 12:30",
+        "bad time '12:30'",
+    ]  # in an f-string
     # an issue showing no bytes literal calls for none
-    assert not [each for each in edits_with(ISODATE, "Parser.parse_isodate", "a bad message")
-                if each.pattern == "bytes shown as text"]  # fmt: skip
+    assert raised_messages("Parser.parse_isodate", "a bad message", "2014-0423") == []
+
+
+def raised_messages(method: str, issue: str, argument: str) -> list[str]:
+    """The message each "bytes shown as text" edit of `method` of ISODATE raises."""
+    messages = []
+    for mutant in edits_with(ISODATE, method, issue):
+        if mutant.pattern == "bytes shown as text":
+            with pytest.raises(ValueError) as raised:
+                getattr(load(mutant.text)["Parser"](), method.split(".")[1])(argument)
+            messages.append(str(raised.value))
+    return messages
 
 
 def edits_with(source: str, name: str, issue: str) -> list[Mutant]:
