@@ -26,6 +26,7 @@ class Group:
     reproduced: bool | None = None  # None: no reproduction test, or not tested
     reproduction_passes: int = 0  # tests of the reproduction that pass on it
     regressions: int | None = None  # None: no regression signal (no existing test ran)
+    tests_at_base: int = 0  # the existing tests run on it that pass at the base
     # regressed tests pinning a literal the edit replaces by the issue's name (pinned.py): not
     # counted in `regressions`; test id -> that literal
     pinned: dict[str, str] = field(default_factory=dict)
@@ -49,9 +50,31 @@ class Group:
 
     @property
     def harmful(self) -> bool:
-        """It breaks existing tests, or its tests do not finish, and it passes no reproduction
-        test: never submitted (a patch that hangs the tests is worse than none)."""
-        return (bool(self.regressions) or self.timed_out) and not self.reproduced
+        """Never submitted: it breaks existing tests, or its tests do not finish, and it passes
+        no reproduction test (a patch that hangs the tests is worse than none); or it breaks
+        most of the existing tests that passed at the base, whatever else passes on it (an
+        exception-only reproduction passes on code that raises everywhere: dateutil's isoparse
+        took a template breaking 567 of its 567 tests)."""
+        broken = bool(self.regressions) or self.timed_out
+        return (broken and not self.reproduced) or self._breaks_most
+
+    @property
+    def _breaks_most(self) -> bool:
+        return 2 * (self.regressions or 0) > self.tests_at_base > 0
+
+    def harm(self) -> str:
+        """What makes it harmful, in words."""
+        if self.reproduced:
+            return (
+                f"breaks {self.regressions} of the {self.tests_at_base} existing tests that "
+                "pass at the base"
+            )
+        harm = (
+            "makes the tests time out"
+            if self.timed_out
+            else f"breaks {self.regressions} existing tests"
+        )
+        return f"{harm} and passes no reproduction test"
 
     def describe(self) -> str:
         reproduction = {True: "passes", False: "fails", None: "not run"}[self.reproduced]
@@ -97,7 +120,13 @@ def diff_size(before: str, after: str) -> int:
 
 
 def best(groups: list[Group]) -> Group | None:
-    """The group with the highest key; the earliest on a full tie."""
+    """The group with the highest key, of the harmless ones when there are any; the earliest on
+    a full tie."""
+    harmless = [group for group in groups if not group.harmful]
+    return _highest(harmless or groups)
+
+
+def _highest(groups: list[Group]) -> Group | None:
     chosen: Group | None = None
     for group in groups:
         if chosen is None or group.key() > chosen.key():

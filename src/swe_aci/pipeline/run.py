@@ -303,15 +303,7 @@ class Pipeline(StagedEpisode):
             "reproduction": self._reproduction.origin if self._reproduction else None,
         }
         if chosen.harmful:
-            harm = (
-                "makes the tests time out"
-                if chosen.timed_out
-                else f"breaks {chosen.regressions} existing tests"
-            )
-            summary = (
-                f"no fix found: the best candidate ({chosen.label}) {harm} and passes no "
-                "reproduction test"
-            )
+            summary = f"no fix found: the best candidate ({chosen.label}) {chosen.harm()}"
             self.info["choice"] = summary
             return self._end(limit or "exit_format", summary, "", details)
         self.sandbox.remove_reproduction()

@@ -88,6 +88,7 @@ class Validation:
             literals = pinned.replaced_literals(tree, group.edit.texts, self.problem)
             group.pinned = pinned.pinned_tests(tree, regressed, literals)
             group.regressions = len(regressed) - len(group.pinned)
+            group.tests_at_base = len(base)
             group.timed_out = group.timed_out or run.timed_out
 
     def _run_suite(self, group: Group, command: str) -> None:

@@ -1,0 +1,41 @@
+"""The pipeline's choice among validated candidates (pipeline/choose.py): what is never
+submitted, and what wins among the rest."""
+
+from __future__ import annotations
+
+from swe_aci.pipeline.choose import Group, best
+from swe_aci.pipeline.repair import Edit
+
+
+def group(name: str, reproduced: bool, regressions: int, at_base: int = 10) -> Group:
+    edit = Edit({"m.py": name}, name, 1, "template")
+    return Group(edit, f"m.py::{name}", [1], reproduced, int(reproduced), regressions, at_base)
+
+
+def test_a_candidate_breaking_most_existing_tests_is_never_chosen() -> None:
+    """dateutil's isoparse: a template made the code raise everywhere, so the issue's
+    exception-only reproduction passed while 567 of 567 existing tests broke."""
+    raises_everywhere = group("raise", True, 567, at_base=567)
+    harmless = group("noop", False, 0, at_base=567)
+    assert raises_everywhere.harmful and not harmless.harmful
+    assert best([raises_everywhere, harmless]) is harmless
+    assert best([raises_everywhere]) is raises_everywhere  # the caller then says no fix found
+    assert raises_everywhere.harm() == "breaks 567 of the 567 existing tests that pass at the base"
+
+
+def test_a_reproduced_candidate_breaking_a_few_tests_still_beats_one_that_fixes_nothing() -> None:
+    few = group("few", True, 2)
+    assert not few.harmful
+    assert best([group("noop", False, 0), few]) is few
+    half = group("half", True, 5)  # exactly half is not most
+    assert not half.harmful and group("most", True, 6).harmful
+
+
+def test_a_candidate_that_breaks_tests_and_passes_no_reproduction_is_harmful() -> None:
+    breaks = group("breaks", False, 1)
+    assert (
+        breaks.harmful
+        and breaks.harm() == "breaks 1 existing tests and passes no reproduction test"
+    )
+    no_signal = Group(Edit({"m.py": "x"}, "x", 1), "m.py::x", [1], True, 1, None)
+    assert not no_signal.harmful  # no existing test ran: nothing to judge by
