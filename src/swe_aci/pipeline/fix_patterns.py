@@ -166,7 +166,7 @@ def _renamed_literals(
             not isinstance(node, ast.Constant)
             or not isinstance(node.value, str)
             or id(node) in docstrings
-            or not _within(node, location)
+            or not within(node, location)
             or not NAME_LITERAL.fullmatch(node.value)
         ):
             continue
@@ -259,7 +259,7 @@ def is_docstring(node: ast.AST) -> bool:
     )
 
 
-def _within(node: ast.AST, location: Location) -> bool:
+def within(node: ast.AST, location: Location) -> bool:
     line = getattr(node, "lineno", None)
     end = getattr(node, "end_lineno", None)
     return line is not None and end is not None and location.start <= line and end <= location.end
@@ -275,7 +275,7 @@ def _changes(
 ) -> Iterator[Change]:
     """Every template change inside the location's lines."""
     for function, node in _walk(tree):
-        if not _within(node, location) or id(node) in docstrings:
+        if not within(node, location) or id(node) in docstrings:
             continue
         yield from _expression_changes(node, source, function, classes)
         if isinstance(node, ast.stmt):

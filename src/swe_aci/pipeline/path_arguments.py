@@ -68,10 +68,10 @@ def _functions(tree: ast.Module) -> Iterator[tuple[Function, str | None]]:
 
 
 def _conversions(function: Function, source: Source) -> Iterator[Change]:
-    body = function.body
-    first = body[1] if len(body) > 1 and is_docstring(body[0]) else body[0]
-    if first is body[0] and is_docstring(first):
+    statements = function.body[1:] if is_docstring(function.body[0]) else function.body
+    if not statements:
         return  # a docstring alone
+    first = statements[0]
     start = source.statement_lines(first)[0]
     indent = " " * first.col_offset
     for name in _used_as_str(function):

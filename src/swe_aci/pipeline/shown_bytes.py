@@ -15,7 +15,7 @@ import ast
 import re
 from collections.abc import Iterator
 
-from swe_aci.pipeline.fix_patterns import Change, Source
+from swe_aci.pipeline.fix_patterns import Change, Source, within
 from swe_aci.pipeline.skeleton import Location
 
 PATTERN = "bytes shown as text"
@@ -30,9 +30,7 @@ def bytes_changes(tree: ast.Module, source: Source, location: Location, issue: s
         return []
     found: list[Change] = []
     for node in ast.walk(tree):
-        if not isinstance(node, ast.Raise | ast.Return) or node.end_lineno is None:
-            continue
-        if not (location.start <= node.lineno and node.end_lineno <= location.end):
+        if not isinstance(node, ast.Raise | ast.Return) or not within(node, location):
             continue
         for inner in ast.walk(node):
             if isinstance(inner, ast.Call):
