@@ -9,7 +9,7 @@ from pathlib import Path
 
 from swe_aci.episode import load_config
 from swe_aci.pipeline.imports import missing_imports, with_imports
-from swe_aci.pipeline.issue_examples import reported_outputs
+from swe_aci.pipeline.issue_prose import reported_outputs
 from swe_aci.pipeline.mend import mend_test, top_level_names
 from swe_aci.trajectory.store import load_trajectory
 from test_pipeline import PLAIN_ISSUE, RIGHT, fenced, run_on_wordcount

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from swe_aci.pipeline.issue_examples import BACKTICKS, outside_code
+from swe_aci.pipeline.issue_literals import BACKTICKS, outside_code
 from swe_aci.pipeline.skeleton import Location
 
 MAX_SPAN_CHARS = 80

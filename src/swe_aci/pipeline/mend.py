@@ -40,7 +40,7 @@ def mend_test(
     function or class, not a test or a fixture, named as something the target `module` defines,
     `module_names`, or as something the test imports itself), its `pytest.raises` of a warning
     made `pytest.warns`, its assertions of what the issue reports as the bug removed
-    (`reported`: `issue_examples.reported_outputs`), and the imports it leaves out added, the
+    (`reported`: `issue_prose.reported_outputs`), and the imports it leaves out added, the
     target module's names first; and what was mended, one line each."""
     tree = parse(test)
     if tree is None:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import TypeGuard
 
 from swe_aci.pipeline.choose import DOCUMENTATION_DIRECTORIES
-from swe_aci.pipeline.issue_examples import BACKTICKS, FENCE
+from swe_aci.pipeline.issue_literals import BACKTICKS, FENCE
 from swe_aci.pipeline.skeleton import parse
 from swe_aci.retrieval.bm25 import IDENTIFIER
 from swe_aci.retrieval.documents import is_test_path

@@ -30,12 +30,8 @@ from swe_aci.pipeline import regressions, reproduction, structure
 from swe_aci.pipeline.asking import Asking, OutOfTime
 from swe_aci.pipeline.choose import Group, best, documents_of, reason
 from swe_aci.pipeline.config import PipelineStrategy
-from swe_aci.pipeline.issue_examples import (
-    importable_names,
-    issue_tests,
-    reported_outputs,
-    reproduction_imports,
-)
+from swe_aci.pipeline.issue_examples import importable_names, issue_tests, reproduction_imports
+from swe_aci.pipeline.issue_prose import reported_outputs
 from swe_aci.pipeline.localize import (
     candidate_locations,
     choice_grammar,

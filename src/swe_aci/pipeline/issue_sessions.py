@@ -1,0 +1,204 @@
+"""Tests from the issue's `>>>` sessions: the shown output is the wrong one; the expected value,
+the exception it should raise, or the message it should carry instead of the shown one comes
+from the prose after the session; a traceback of a call that should not raise makes the test
+that it runs."""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import re
+from dataclasses import dataclass, field
+
+from swe_aci.pipeline.issue_literals import (
+    BACKTICKS,
+    EXPECTATION,
+    PROMPT,
+    REPR_PREFIX,
+    before_next_call,
+    check,
+    expected_literals,
+    indent,
+    literal,
+)
+from swe_aci.pipeline.skeleton import parse
+
+CONTINUATION = re.compile(r"^\s*\.\.\. ?(.*)$")
+EXCEPTION_LINE = re.compile(r"^\s*([A-Za-z_][\w.]*(?:Error|Exception|Warning|Exit|Interrupt))\b:?")
+MESSAGE_WORDS = re.compile(r"(?i)\b(message|warning|warns?)\b")
+RAISES = re.compile(r"(?i)\braises?\s+(?:an?\s+)?`?([A-Za-z_][\w.]*)`?")
+EXCEPTION_NAME = re.compile(r"`?\b([A-Za-z_][\w.]*(?:Error|Exception))\b`?")
+BUILTIN_EXCEPTIONS = {name for name in dir(builtins) if name.endswith(("Error", "Exception"))}
+MESSAGE_PREFIX = 12  # characters an expected message shares with the shown one, at least
+
+
+@dataclass
+class Statement:
+    source: str
+    output: list[str] = field(default_factory=list)
+
+    @property
+    def raised(self) -> str | None:
+        """The exception the session shows (a traceback or an `Error: ...` line), if any."""
+        for line in reversed(self.output):
+            if match := EXCEPTION_LINE.match(line):
+                return match.group(1)
+        return None
+
+    @property
+    def message(self) -> str | None:
+        """The message of the exception the session shows (`ValueError: bad b'x'` -> `bad b'x'`)."""
+        for line in reversed(self.output):
+            if match := EXCEPTION_LINE.match(line):
+                return line[match.end() :].strip() or None
+        return None
+
+    @property
+    def expression(self) -> str | None:
+        tree = parse(self.source)
+        if tree is not None and len(tree.body) == 1 and isinstance(tree.body[0], ast.Expr):
+            return self.source.strip()
+        return None
+
+
+def sessions(issue: str) -> list[tuple[list[Statement], str]]:
+    """Each `>>>` session with the prose after it (up to the next session)."""
+    found: list[tuple[list[Statement], int, int]] = []
+    lines = issue.splitlines()
+    current: list[Statement] = []
+    start = end = 0
+    in_output = False
+    for number, line in enumerate(lines):
+        prompt = PROMPT.match(line)
+        continuation = CONTINUATION.match(line)
+        if prompt:
+            if not current:
+                start = number
+            current.append(Statement(prompt.group(1)))
+            in_output = False
+            end = number
+        elif current and continuation and not in_output:
+            if continuation.group(1).strip():
+                current[-1].source += "\n" + continuation.group(1)
+            end = number
+        elif current and line.strip() and not line.strip().startswith("```"):
+            current[-1].output.append(line.strip())
+            in_output = True
+            end = number
+        elif current:
+            found.append((current, start, end))
+            current, in_output = [], False
+    if current:
+        found.append((current, start, end))
+    result = []
+    for index, (statements, _start, last) in enumerate(found):
+        following = found[index + 1][1] if index + 1 < len(found) else len(lines)
+        result.append((statements, "\n".join(lines[last + 1 : following])))
+    return result
+
+
+def shown_as(output: list[str], expected: str) -> bool:
+    """Whether a session's shown output already is the expected value."""
+    text = " ".join(output)
+    if expected.startswith(REPR_PREFIX):
+        return text.strip() == expected.removeprefix(REPR_PREFIX)
+    return literal(text) == expected
+
+
+def expected_exception(prose: str) -> str | None:
+    """The exception the prose says should be raised (`raises X`, `Expected a ValueError`)."""
+    for match in EXPECTATION.finditer(prose):
+        rest = prose[match.end() : match.end() + 200]
+        if found := RAISES.search(rest) or EXCEPTION_NAME.search(rest):
+            return found.group(1)
+    return None
+
+
+def expected_message(shown: str, prose: str) -> str | None:
+    """The message the prose expects instead of the one `shown`: the first backticked span
+    after an expectation word that differs from it but opens as it does (the same first
+    MESSAGE_PREFIX characters, or half of a shorter one): "Expected ... as a normal string: `String contains
+    unknown ISO components: '2014-0423'`" against `... components: b'2014-0423'`."""
+    start = EXPECTATION.search(prose)
+    if start is None:
+        return None
+    for span in BACKTICKS.findall(prose[start.end() :]):
+        common = next(
+            (i for i, (a, b) in enumerate(zip(span, shown, strict=False)) if a != b),
+            min(len(span), len(shown)),
+        )
+        if span != shown and common >= min(MESSAGE_PREFIX, max(3, len(shown) // 2)):
+            return span
+    return None
+
+
+def message_test(statements: list[Statement], statement: Statement, message: str) -> list[str]:
+    """The statement must raise what the session shows (a built-in or dotted exception, else
+    any) with the message `message`."""
+    name = statement.raised or "Exception"
+    if "." not in name and name not in BUILTIN_EXCEPTIONS:
+        name = "Exception"
+    index = statements.index(statement)
+    setup = [s.source for s in statements[:index] if not s.raised and s.expression is None]
+    return [
+        *imports_for(name),
+        *setup,
+        f"with pytest.raises({name}) as raised:",
+        indent(statement.source),
+        f"assert str(raised.value) == {message!r}",
+    ]
+
+
+def imports_for(name: str) -> list[str]:
+    """The import a dotted exception name needs (`packaging.version.InvalidVersion`)."""
+    module = name.rpartition(".")[0]
+    return [f"import {module}"] if module else []
+
+
+def session_tests(statements: list[Statement], prose: str) -> list[list[str]]:
+    """Test bodies (lines) from one session."""
+    shown = [s for s in statements if s.expression and s.output and not s.raised]
+    raising = [s for s in statements if s.raised]
+    expected = expected_literals(before_next_call(prose))
+    exception = expected_exception(before_next_call(prose))
+    checks: list[tuple[Statement, str]] = []
+    if exception is not None and "." not in exception and exception not in BUILTIN_EXCEPTIONS:
+        exception = None  # a bare name the test could not import
+    if exception:
+        for statement in [*shown, *raising]:
+            if not statement.source.lstrip().startswith("try"):
+                checks.append((statement, f"raises:{exception}"))
+            else:
+                checks.append((statement, "runs"))
+    elif expected and shown:
+        if len(expected) == 1:
+            targets = [s for s in shown if not shown_as(s.output, expected[0])]
+            checks.extend((s, expected[0]) for s in targets)
+        elif len(expected) == len(shown):
+            checks.extend(zip(shown, expected, strict=True))
+    messages = [
+        (s, wanted)
+        for s in raising
+        if s.message and (wanted := expected_message(s.message, before_next_call(prose)))
+    ]
+    if not checks and messages:
+        return [message_test(statements, s, wanted) for s, wanted in messages]
+    if not checks and raising and not MESSAGE_WORDS.search(prose) and not exception:
+        checks.extend((s, "runs") for s in raising)
+    if not checks and raising and exception:
+        checks.extend((s, "runs") for s in raising if s.source.lstrip().startswith("try"))
+    bodies = []
+    for statement, wanted in checks:
+        index = statements.index(statement)
+        setup = [s.source for s in statements[:index] if not s.raised and s.expression is None]
+        body = [*setup]
+        if wanted == "runs":
+            body.append(statement.source)
+        elif wanted.startswith("raises:"):
+            name = wanted.removeprefix("raises:")
+            body = [*imports_for(name), *body, f"with pytest.raises({name}):"]
+            body.append(indent(statement.source))
+        else:
+            body.append(check(statement.expression or statement.source, wanted))
+        bodies.append(body)
+    return bodies
