@@ -13,12 +13,13 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from swe_aci.pipeline.fix_patterns import Change, Conversion, Source, changes
+from swe_aci.pipeline.fix_patterns import Conversion, changes
 from swe_aci.pipeline.path_arguments import PATTERN as PATH_PATTERN
 from swe_aci.pipeline.path_arguments import path_changes
 from swe_aci.pipeline.shown_bytes import PATTERN as BYTES_PATTERN
 from swe_aci.pipeline.shown_bytes import bytes_changes
 from swe_aci.pipeline.skeleton import Location, parse
+from swe_aci.pipeline.source_edits import Change, Source
 
 # pattern -> tier: the order edits are tried in (lower first)
 TIERS = {

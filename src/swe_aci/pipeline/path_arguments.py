@@ -19,8 +19,8 @@ import pathlib
 import re
 from collections.abc import Iterator
 
-from swe_aci.pipeline.fix_patterns import Change, Source, is_docstring
 from swe_aci.pipeline.skeleton import Location
+from swe_aci.pipeline.source_edits import Change, Source, is_docstring
 
 PATTERN = "path-like argument"
 PATH_WORDS = re.compile(r"\b(?:pathlib|PathLike|PosixPath|WindowsPath|PurePath)\b")

@@ -15,8 +15,8 @@ import ast
 import re
 from collections.abc import Iterator
 
-from swe_aci.pipeline.fix_patterns import Change, Source, within
 from swe_aci.pipeline.skeleton import Location
+from swe_aci.pipeline.source_edits import Change, Source, within
 
 PATTERN = "bytes shown as text"
 BYTES_LITERAL = re.compile(r"""(?<![\w'"])b(['"])[^'"\n]+\1""")

@@ -1,0 +1,145 @@
+"""The fix patterns of fix_patterns.py on one statement: a condition negated or strengthened, a
+null check, a range check, an empty value not yielded."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+from swe_aci.pipeline.source_edits import Change, Source, holds_multiline_string, indented
+
+GUARD_NAMES = ("value", "item", "result", "found")
+
+
+def statement_changes(
+    node: ast.stmt, source: Source, function: ast.FunctionDef | ast.AsyncFunctionDef | None
+) -> Iterator[Change]:
+    line = node.lineno
+    if isinstance(node, ast.If | ast.While):
+        start, end = source.span(node.test)
+        test = source.segment(node.test)
+        negated = (
+            source.segment(node.test.operand)
+            if isinstance(node.test, ast.UnaryOp) and isinstance(node.test.op, ast.Not)
+            else f"not ({test})"
+        )
+        yield Change(start, end, negated, "condition negated", line)
+        if isinstance(node, ast.If):
+            for condition in _branch_conditions(node)[:2]:
+                extra = source.segment(condition)
+                yield Change(start, end, f"{test} and {extra}", "condition strengthened", line)
+    if function is None or isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        return
+    if not _is_compound(node):
+        yield from _null_checks(node, source, function)
+        yield from _range_checks(node, source)
+        yield from _empty_values(node, source, function)
+
+
+COMPOUND = (
+    ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try, ast.TryStar,
+    ast.Match,
+)  # fmt: skip
+
+
+def _is_compound(node: ast.stmt) -> bool:
+    return isinstance(node, COMPOUND)
+
+
+def _branch_conditions(node: ast.If) -> list[ast.expr]:
+    """The comparisons the `if`'s own branch makes (in conditional expressions, nested tests)."""
+    found = []
+    for statement in node.body:
+        for inner in ast.walk(statement):
+            if isinstance(inner, ast.IfExp | ast.If | ast.While) and isinstance(
+                inner.test, ast.Compare
+            ):
+                found.append(inner.test)
+    return found
+
+
+def _parameters(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
+    arguments = function.args
+    names = [each.arg for each in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]]
+    return [name for name in names if name not in ("self", "cls")]
+
+
+def _null_checks(
+    node: ast.stmt, source: Source, function: ast.FunctionDef | ast.AsyncFunctionDef
+) -> Iterator[Change]:
+    """`if p is not None:` around a statement that reads an attribute or an item of parameter
+    `p`."""
+    if holds_multiline_string(node):
+        return  # indenting it would change the string
+    parameters = set(_parameters(function))
+    read = []
+    for inner in ast.walk(node):
+        if isinstance(inner, ast.Attribute | ast.Subscript) and isinstance(inner.value, ast.Name):
+            name = inner.value.id
+            if name in parameters and name not in read:
+                read.append(name)
+    start, end = source.statement_lines(node)
+    indent = " " * node.col_offset
+    for name in read:
+        new = f"{indent}if {name} is not None:\n{indented(source.text[start:end])}"
+        yield Change(start, end, new, "null check", node.lineno)
+
+
+def _range_checks(node: ast.stmt, source: Source) -> Iterator[Change]:
+    """A name the statement reads made `min(name, len(x))`, where the statement reads `len(x)`
+    (not the name compared by `is`, not `x` itself)."""
+    lengths = [
+        inner
+        for inner in ast.walk(node)
+        if isinstance(inner, ast.Call)
+        and isinstance(inner.func, ast.Name)
+        and inner.func.id == "len"
+        and len(inner.args) == 1
+    ]
+    if not lengths:
+        return
+    length = lengths[0]
+    excluded = {id(each) for each in ast.walk(length)}
+    for inner in ast.walk(node):
+        if isinstance(inner, ast.Compare) and isinstance(inner.ops[0], ast.Is | ast.IsNot):
+            excluded.add(id(inner.left))
+        if isinstance(inner, ast.Call):
+            excluded.add(id(inner.func))
+        if isinstance(inner, ast.Attribute):
+            excluded.add(id(inner.value))
+    measured = source.segment(length.args[0])
+    for inner in ast.walk(node):
+        if (
+            isinstance(inner, ast.Name)
+            and isinstance(inner.ctx, ast.Load)
+            and id(inner) not in excluded
+            and inner.id != measured
+        ):
+            start, end = source.span(inner)
+            new = f"min({inner.id}, {source.segment(length)})"
+            yield Change(start, end, new, "range check", node.lineno)
+
+
+def _empty_values(
+    node: ast.stmt, source: Source, function: ast.FunctionDef | ast.AsyncFunctionDef
+) -> Iterator[Change]:
+    """`yield <value>` made `value = <value>; if value: yield value`."""
+    if not (isinstance(node, ast.Expr) and isinstance(node.value, ast.Yield)):
+        return
+    value = node.value.value
+    if value is None:
+        return
+    start, end = source.statement_lines(node)
+    indent = " " * node.col_offset
+    if isinstance(value, ast.Name):
+        new = f"{indent}if {value.id}:\n{indent}    yield {value.id}\n"
+    else:
+        used = {inner.id for inner in ast.walk(function) if isinstance(inner, ast.Name)}
+        name = next((each for each in GUARD_NAMES if each not in used), None)
+        if name is None:
+            return
+        new = (
+            f"{indent}{name} = {source.segment(value)}\n"
+            f"{indent}if {name}:\n{indent}    yield {name}\n"
+        )
+    yield Change(start, end, new, "empty value", node.lineno)
