@@ -1,5 +1,6 @@
-"""datasets/real_bugs.jsonl: upstream fixes on their last release sdist, built from
-datasets/real_bugs.yaml; gold resolves every row and an empty prediction none, on bwrap and docker."""
+"""datasets/real_bugs.jsonl and datasets/held_out_bugs.jsonl: upstream fixes on their last release
+sdist, built from the .yaml beside each; gold resolves every row and an empty prediction none, on
+bwrap and docker."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from swe_aci.cli import app
 from swe_aci.tasks import Task
 
 DATASETS = Path(__file__).resolve().parents[1] / "datasets"
-REAL_BUGS = DATASETS / "real_bugs.jsonl"
+SETS = ("real_bugs", "held_out_bugs")
 PLAIN = {"NO_COLOR": "1", "FORCE_COLOR": None, "TTY_COMPATIBLE": None, "COLUMNS": "200"}
 
 
@@ -23,16 +24,21 @@ def rows(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
-def test_real_bugs_are_upstream_fixes_of_libraries_the_task_set_does_not_use() -> None:
-    specs = yaml.safe_load((DATASETS / "real_bugs.yaml").read_text())
-    built = rows(REAL_BUGS)
+@pytest.mark.parametrize("name", SETS)
+def test_real_bugs_are_upstream_fixes_of_libraries_no_other_set_uses(name: str) -> None:
+    specs = yaml.safe_load((DATASETS / f"{name}.yaml").read_text())
+    built = rows(DATASETS / f"{name}.jsonl")
     assert [row["instance_id"] for row in built] == [spec["instance_id"] for spec in specs]
     assert len(built) >= 10
-    task_repos = {row["repo"] for row in rows(DATASETS / "tasks.jsonl")}
+    others = ("tasks", *(other for other in SETS if other != name))
+    other_repos = {row["repo"] for other in others for row in rows(DATASETS / f"{other}.jsonl")}
     for row, spec in zip(built, specs, strict=True):
         Task.model_validate(row)
-        assert row["repo"] not in task_repos, row["instance_id"]
-        assert row["issue_url"].startswith(f"https://github.com/{row['repo']}/")
+        assert row["repo"] not in other_repos, row["instance_id"]
+        trackers = ("github.com", "bitbucket.org")  # pyiso8601's tracker was on bitbucket then
+        assert any(
+            row["issue_url"].startswith(f"https://{host}/{row['repo']}/") for host in trackers
+        ), row["issue_url"]
         assert all(f"github.com/{row['repo']}/commit/" in url for url in row["fix_commits"])
         assert row["FAIL_TO_PASS"], row["instance_id"]
         for key in ("patch", "test_patch"):  # the committed patch files, unchanged
@@ -42,10 +48,14 @@ def test_real_bugs_are_upstream_fixes_of_libraries_the_task_set_does_not_use() -
 
 @pytest.mark.slow
 @pytest.mark.timeout(1800)  # ten environments built from a cold cache
+@pytest.mark.parametrize("name", SETS)
 @pytest.mark.parametrize("backend", ["bwrap", pytest.param("docker", marks=pytest.mark.docker)])
-def test_real_bugs_gold_resolves_all_and_empty_none(backend: str, tmp_path: Path) -> None:
+def test_real_bugs_gold_resolves_all_and_empty_none(
+    name: str, backend: str, tmp_path: Path
+) -> None:
     skip_unavailable(backend)
-    ids = sorted(row["instance_id"] for row in rows(REAL_BUGS))
+    instances = DATASETS / f"{name}.jsonl"
+    ids = sorted(row["instance_id"] for row in rows(instances))
     empty = tmp_path / "empty.json"
     empty.write_text(
         json.dumps(
@@ -55,7 +65,7 @@ def test_real_bugs_gold_resolves_all_and_empty_none(backend: str, tmp_path: Path
     runner = CliRunner(env={**PLAIN, "SWE_ACI_CACHE": str(tmp_path / "cache")})
     for predictions, expected in (("gold", ids), (str(empty), [])):
         out = tmp_path / f"out-{predictions == 'gold'}"
-        args = [predictions, "--instances", str(REAL_BUGS), "--env", backend, "--workers", "2"]
+        args = [predictions, "--instances", str(instances), "--env", backend, "--workers", "2"]
         result = runner.invoke(
             app, ["evaluate", *args, "--output-dir", str(out), "--timeout", "600"]
         )
