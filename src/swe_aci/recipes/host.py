@@ -2,8 +2,9 @@
 built once per recipe hash under the cache directory and shared read-only by every sandbox.
 
 The agent's working copy is a clone of the base tree, so the shell puts the working copy first on
-PYTHONPATH (its edits are what `import` finds, even with an editable install that points into the
-cache) and copies in the untracked build products the install left in the base tree.
+PYTHONPATH, each directory the install imports from (`src/`, `lib/`: import_roots.py) before its
+root, so its edits are what `import` finds even with an editable install that points into the
+cache; and it copies in the untracked build products the install left in the base tree.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from swe_aci.env.config import EnvConfig
 from swe_aci.env.shell import shell_quote
 from swe_aci.recipes.cache import BuildLog, locked, recipe_hash, tree_name
 from swe_aci.recipes.errors import RecipeError
+from swe_aci.recipes.import_roots import import_roots
 from swe_aci.recipes.interpreter import Interpreter
 from swe_aci.recipes.sdist import ca_bundle, index_url
 from swe_aci.recipes.tree import build_base_tree, last_line, run_logged, sweep_orphan_builds
@@ -37,7 +39,7 @@ class HostBuild:
     commit: str
     venv: Path
     build_products: bool
-    src_layout: bool
+    import_roots: tuple[str, ...]  # import_roots.py: before the root on the working copy's path
 
 
 def host_build(
@@ -52,12 +54,13 @@ def host_build(
                 sweep_orphan_builds()
                 build(task, interpreter, directory, cache_root / "sdists", echo)
     data = json.loads(ready.read_text())
+    tree, venv = Path(data["tree"]), Path(data["venv"])
     return HostBuild(
-        tree=Path(data["tree"]),
+        tree=tree,
         commit=data["commit"],
-        venv=Path(data["venv"]),
+        venv=venv,
         build_products=data["build_products"],
-        src_layout=data["src_layout"],
+        import_roots=import_roots(venv, tree),
     )
 
 
@@ -99,7 +102,6 @@ def build(
         "commit": commit,
         "venv": str(venv),
         "build_products": bool(products),
-        "src_layout": (tree / "src").is_dir() and not (tree / "src" / "__init__.py").exists(),
         "python": interpreter.version,
     }
     partial = directory / f"{READY}.partial"
@@ -188,7 +190,9 @@ def host_config(env_config: EnvConfig, built: HostBuild, interpreter: Interprete
     ro_paths = [str(built.venv), str(interpreter.prefix)]
     tree = shell_quote(str(built.tree))
     setup = [
-        'export PYTHONPATH="$ROOT/src:$ROOT"' if built.src_layout else 'export PYTHONPATH="$ROOT"',
+        "export PYTHONPATH="
+        + "".join(f'"$ROOT"/{shell_quote(root)}:' for root in built.import_roots)
+        + '"$ROOT"',
         f"cat {tree}/.git/info/exclude >> .git/info/exclude",
     ]
     ro_paths.append(str(built.tree))
