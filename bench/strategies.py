@@ -5,7 +5,7 @@ tokens and peak memory.
     python bench/strategies.py                                  # pipeline, example x5 + small set
     python bench/strategies.py --strategies pipeline,loop --sets example,small,real --seeds 3
     python bench/strategies.py --model local/qwen2.5-coder-0.5b --out /tmp/bench
-    python bench/strategies.py --sets small,real,real_bugs,held_out,path/to/more.jsonl   # any task file
+    python bench/strategies.py --sets small,real_bugs,held_out,held_out_2,path/to/more.jsonl   # any task file
 
 A strategy is a built-in config: `pipeline` is `local` (the pipeline), `loop` is `local_agent`
 (the agent loop), `attempts` is `local_attempts` (two attempts of the loop and a chooser). Every
@@ -35,6 +35,7 @@ SETS = {
     "real": ROOT / "datasets" / "tasks.jsonl",
     "real_bugs": ROOT / "datasets" / "real_bugs.jsonl",
     "held_out": ROOT / "datasets" / "held_out_bugs.jsonl",
+    "held_out_2": ROOT / "datasets" / "held_out_bugs_2.jsonl",
 }
 
 

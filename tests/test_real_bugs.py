@@ -1,6 +1,6 @@
-"""datasets/real_bugs.jsonl and datasets/held_out_bugs.jsonl: upstream fixes on their last release
-sdist, built from the .yaml beside each; gold resolves every row and an empty prediction none, on
-bwrap and docker."""
+"""datasets/real_bugs.jsonl and the held-out sets (held_out_bugs*.jsonl): upstream fixes on their
+last release sdist, built from the .yaml beside each; gold resolves every row and an empty
+prediction none, on bwrap and docker."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from swe_aci.cli import app
 from swe_aci.tasks import Task
 
 DATASETS = Path(__file__).resolve().parents[1] / "datasets"
-SETS = ("real_bugs", "held_out_bugs")
+SETS = ("real_bugs", "held_out_bugs", "held_out_bugs_2")
 PLAIN = {"NO_COLOR": "1", "FORCE_COLOR": None, "TTY_COMPATIBLE": None, "COLUMNS": "200"}
 
 
