@@ -24,11 +24,12 @@ def site_packages(venv: Path) -> Path:
 
 def test_roots_come_from_pth_lines_egg_links_and_the_editable_finder(tmp_path: Path) -> None:
     tree, venv = tmp_path / "tree", tmp_path / "venv"
-    for directory in ("lib", "pkgs/one", "code/inner", "src"):
+    for directory in ("lib", "rel", "pkgs/one", "code/inner", "src"):
         (tree / directory).mkdir(parents=True)
     site = site_packages(venv)
     (site / "easy-install.pth").write_text(f"{tree / 'lib'}\n{tmp_path / 'elsewhere'}\n")
     (site / "distutils-precedence.pth").write_text("import os; os.getenv('X')\n# a comment\n")
+    (site / "relative.pth").write_text("../../../../tree/rel\n")  # read against site-packages
     (site / "two.egg-link").write_text(f"{tree / 'pkgs' / 'one'}\n.\n")
     (site / "__editable___demo_0_1_finder.py").write_text(
         "import sys\n"
@@ -37,7 +38,7 @@ def test_roots_come_from_pth_lines_egg_links_and_the_editable_finder(tmp_path: P
     )
     (site / "__editable__.root.pth").write_text(f"{tree}\n")  # the root itself is always last
 
-    assert import_roots(venv, tree) == ("code/inner", "lib", "pkgs/one", "src")
+    assert import_roots(venv, tree) == ("code/inner", "lib", "rel", "pkgs/one", "src")
 
 
 def test_a_plain_tree_has_no_roots_and_unreadable_finders_are_skipped(tmp_path: Path) -> None:

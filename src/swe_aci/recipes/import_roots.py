@@ -39,7 +39,8 @@ def _directories(path: Path) -> list[Path]:
         lines = _text(path).splitlines()
         if path.suffix == ".egg-link":
             lines = lines[:1]
-        return [Path(line.strip()) for line in lines if line.strip() and not _code(line)]
+        # site.py reads a relative line against the directory of the .pth file
+        return [path.parent / line.strip() for line in lines if line.strip() and not _code(line)]
     if path.name.startswith("__editable__") and path.name.endswith("_finder.py"):
         # a mapped package directory or module file is imported from the directory holding it
         return [Path(each).parent for each in _mapping(_text(path))]
