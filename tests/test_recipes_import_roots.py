@@ -48,6 +48,7 @@ def test_a_plain_tree_has_no_roots_and_unreadable_finders_are_skipped(tmp_path: 
     site = site_packages(venv)
     (site / "__editable___x_finder.py").write_text("MAPPING = {'x': f'{unknown}'}\n")
     (site / "__editable___y_finder.py").write_text("MAPPING = {\n")
+    (site / "__editable___z_finder.py").write_bytes(b"MAPPING = {'z': '/x'}\0\n")
 
     assert import_roots(venv, tree) == ()
 

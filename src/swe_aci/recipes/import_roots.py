@@ -56,14 +56,14 @@ def _mapping(source: str) -> list[str]:
     """The paths of the `MAPPING` dict literal of setuptools' editable finder."""
     try:
         module = ast.parse(source)
-    except SyntaxError:
+    except (SyntaxError, ValueError):  # ValueError: a null byte
         return []
     for node in module.body:
         target = node.targets[0] if isinstance(node, ast.Assign) else getattr(node, "target", None)
         if isinstance(target, ast.Name) and target.id == "MAPPING" and node.value is not None:
             try:
                 value = ast.literal_eval(node.value)
-            except ValueError:
+            except (ValueError, TypeError, SyntaxError, RecursionError):
                 return []
             if isinstance(value, dict):
                 return [each for each in value.values() if isinstance(each, str)]
