@@ -47,7 +47,7 @@ def test_real_bugs_are_upstream_fixes_of_libraries_no_other_set_uses(name: str) 
 
 
 @pytest.mark.slow
-@pytest.mark.timeout(1800)  # ten environments built from a cold cache
+@pytest.mark.timeout(1800)  # a set's environments (11) built from a cold cache
 @pytest.mark.parametrize("name", SETS)
 @pytest.mark.parametrize("backend", ["bwrap", pytest.param("docker", marks=pytest.mark.docker)])
 def test_real_bugs_gold_resolves_all_and_empty_none(

@@ -35,7 +35,7 @@ def import_roots(venv: Path, tree: Path) -> tuple[str, ...]:
 
 def _directories(path: Path) -> list[Path]:
     """The directories one file of site-packages adds to or maps into the import path."""
-    if path.suffix == ".pth" or path.suffix == ".egg-link":
+    if path.suffix in (".pth", ".egg-link"):
         lines = _text(path).splitlines()
         if path.suffix == ".egg-link":
             lines = lines[:1]
