@@ -305,3 +305,30 @@ def test_a_script_line_commented_with_an_unwanted_warning_must_not_warn(tmp_path
     assert exit_codes(tmp_path, code, "lazyattr", versions) == [1, 0]  # it warns, then not
     wanted = WARNING_ISSUE.replace("Expected: no warning", "Expected: a clearer message")
     assert issue_tests(wanted, {"Lazy": "lazyattr"}) == ""  # the issue wants the warning
+
+
+PAIRED = (
+    "The table misses uppercase letters:\n\n```python\n>>> from table import PAIRS, pairs\n"
+    ">>> print(PAIRS)\n[('ё', 'e')]\n>>> pairs()\n[('ё', 'e')]\n```\n\n"
+    "Expected, with the uppercase forms:\n\n```python\n>>> from table import PAIRS, pairs\n"
+    ">>> print(PAIRS)\n[('Ё', 'E'), ('ё', 'e')]\n>>> pairs()\n[('Ё', 'E'), ('ё', 'e')]\n```\n"
+)
+TABLE_BUGGY = "PAIRS = [('ё', 'e')]\n\n\ndef pairs():\n    return list(PAIRS)\n"
+TABLE_FIXED = "PAIRS = [('Ё', 'E'), ('ё', 'e')]\n\n\ndef pairs():\n    return list(PAIRS)\n"
+
+
+def test_two_sessions_of_the_same_statements_are_the_actual_then_the_expected_output(
+    tmp_path: Path,
+) -> None:
+    """The first session shows what the code prints, the second (after "Expected") what it
+    should: what `print(x)` shows is checked as str(x), an expression's value as a literal."""
+    test = issue_tests(PAIRED, {})
+    assert "assert str(PAIRS) == \"[('Ё', 'E'), ('ё', 'e')]\"" in test
+    assert "assert (pairs()) == [('Ё', 'E'), ('ё', 'e')]" in test
+    assert exit_codes(tmp_path, test, "table", [TABLE_BUGGY, TABLE_FIXED]) == [1, 0]
+
+
+def test_two_sessions_with_no_expectation_between_them_make_no_pair() -> None:
+    """Two runs of the same statements on two versions ("on 1.2 it prints ..., on 1.3 ...")
+    say nothing of which output is wanted."""
+    assert issue_tests(PAIRED.replace("Expected, with", "On 1.3, with"), {}) == ""

@@ -125,6 +125,7 @@ def test_the_pipeline_stops_at_the_first_fix_the_issues_example_passes(
     assert shown == [
         "localize",
         "reproduce from the issue",
+        "follow the execution",
         "repair 1/8 (T=0) wordcount/counter.py::top_words",
         "tests at the base",
         "validate 1",
@@ -195,6 +196,7 @@ def test_without_an_example_the_models_test_decides_and_more_samples_are_drawn(
         "localize",
         "reproduce 1/2 (T=0)",
         "reproduce 2/2 (T=0.7)",
+        "follow the execution",
         "repair 1/5 (T=0) wordcount/counter.py::top_words",
         "tests at the base",
         "validate 1",

@@ -7,9 +7,14 @@ from swe_aci.pipeline.choose import Group, best
 from swe_aci.pipeline.repair import Edit
 
 
-def group(name: str, reproduced: bool, regressions: int, at_base: int = 10) -> Group:
+def group(
+    name: str, reproduced: bool, regressions: int, at_base: int = 10, functions: int = 1
+) -> Group:
     edit = Edit({"m.py": name}, name, 1, "template")
-    return Group(edit, f"m.py::{name}", [1], reproduced, int(reproduced), regressions, at_base)
+    return Group(
+        edit, f"m.py::{name}", [1], reproduced, int(reproduced), regressions, at_base,
+        regressed_functions=min(functions, regressions),
+    )  # fmt: skip
 
 
 def test_a_candidate_breaking_most_existing_tests_is_never_chosen() -> None:
@@ -20,7 +25,9 @@ def test_a_candidate_breaking_most_existing_tests_is_never_chosen() -> None:
     assert raises_everywhere.harmful and not harmless.harmful
     assert best([raises_everywhere, harmless]) is harmless
     assert best([raises_everywhere]) is raises_everywhere  # the caller then says no fix found
-    assert raises_everywhere.harm() == "breaks 567 of the 567 existing tests that pass at the base"
+    assert raises_everywhere.harm() == (
+        "breaks 567 of the 567 existing tests that pass at the base (in 1 test functions)"
+    )
 
 
 def test_a_reproduced_candidate_breaking_a_few_tests_still_beats_one_that_fixes_nothing() -> None:
@@ -39,3 +46,19 @@ def test_a_candidate_that_breaks_tests_and_passes_no_reproduction_is_harmful() -
     )
     no_signal = Group(Edit({"m.py": "x"}, "x", 1), "m.py::x", [1], True, 1, None)
     assert not no_signal.harmful  # no existing test ran: nothing to judge by
+
+
+def test_a_reproduced_candidate_breaking_more_than_two_test_functions_is_never_chosen() -> None:
+    """arrow's `_format_timeframe`: a generic fallback passed the reproduction and broke 26 of
+    238 tests; a right fix breaks at most the test or two that pinned the old behaviour, so the
+    cases of one parametrized test count once."""
+    fallback = group("fallback", True, 26, at_base=238, functions=9)
+    assert fallback.harmful
+    assert fallback.harm() == (
+        "breaks 26 of the 238 existing tests that pass at the base (in 9 test functions)"
+    )
+    assert best([fallback, group("noop", False, 0, at_base=238)]).label == "m.py::noop"
+    one_parametrized = group("pinned", True, 12, at_base=238, functions=1)
+    assert not one_parametrized.harmful
+    assert not group("two", True, 2, functions=2).harmful
+    assert group("three", True, 3, functions=3).harmful

@@ -47,6 +47,7 @@ def test_a_template_passing_the_issues_example_is_chosen_without_a_repair_sample
     assert actions == [
         "localize",
         "reproduce from the issue",
+        "follow the execution",
         "templates wordcount/counter.py::top_words",
         "templates wordcount/counter.py::words",  # every target's are screened first
         "templates wordcount/counter.py::WORD",

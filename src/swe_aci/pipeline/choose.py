@@ -15,6 +15,8 @@ from swe_aci.pipeline import regressions
 from swe_aci.pipeline.repair import Edit
 from swe_aci.retrieval.documents import Document, is_test_path
 
+TOLERATED_REGRESSED_FUNCTIONS = 2
+
 
 @dataclass
 class Group:
@@ -30,6 +32,8 @@ class Group:
     # regressed tests pinning a literal the edit replaces by the issue's name (pinned.py): not
     # counted in `regressions`; test id -> that literal
     pinned: dict[str, str] = field(default_factory=dict)
+    # the distinct test functions among `regressions` (a parametrized test's cases are one)
+    regressed_functions: int = 0
     size: int = 0
     timed_out: bool = False  # a test run on it did not finish (it hangs, or the budget ended)
 
@@ -52,22 +56,34 @@ class Group:
     def harmful(self) -> bool:
         """Never submitted: it breaks existing tests, or its tests do not finish, and it passes
         no reproduction test (a patch that hangs the tests is worse than none); or it breaks
-        most of the existing tests that passed at the base, whatever else passes on it (an
+        most of the existing tests that passed at the base, or more than
+        TOLERATED_REGRESSED_FUNCTIONS of their test functions, whatever else passes on it (an
         exception-only reproduction passes on code that raises everywhere: dateutil's isoparse
-        took a template breaking 567 of its 567 tests)."""
+        took a template breaking 567 of its 567 tests; arrow's `_format_timeframe` fallback
+        passed its reproduction and broke 26 of 238). A right fix may break the test or two
+        that pinned the old behaviour (upstream changes those with the fix), not more."""
         broken = bool(self.regressions) or self.timed_out
-        return (broken and not self.reproduced) or self._breaks_most
+        return (broken and not self.reproduced) or self._breaks_most or self._breaks_many
 
     @property
     def _breaks_most(self) -> bool:
         return 2 * (self.regressions or 0) > self.tests_at_base > 0
 
+    @property
+    def _breaks_many(self) -> bool:
+        return self.regressed_functions > TOLERATED_REGRESSED_FUNCTIONS
+
     def harm(self) -> str:
         """What makes it harmful, in words."""
         if self.reproduced:
+            functions = (
+                f" (in {self.regressed_functions} test functions)"
+                if self.regressed_functions != self.regressions
+                else ""
+            )
             return (
                 f"breaks {self.regressions} of the {self.tests_at_base} existing tests that "
-                "pass at the base"
+                f"pass at the base{functions}"
             )
         harm = (
             "makes the tests time out"

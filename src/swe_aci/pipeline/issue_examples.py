@@ -23,7 +23,7 @@ from swe_aci.pipeline.issue_prose import (
     inline_tests,
     unwanted_warning_tests,
 )
-from swe_aci.pipeline.issue_sessions import session_tests, sessions
+from swe_aci.pipeline.issue_sessions import paired_session_tests, session_tests, sessions
 from swe_aci.pipeline.skeleton import module_name, parse
 from swe_aci.retrieval.documents import is_test_path
 
@@ -72,12 +72,10 @@ def reproduction_imports(issue: str, module: str, name: str) -> list[str]:
 
 def issue_tests(issue: str, importable: dict[str, str]) -> str:
     """A pytest module of every test the issue's examples give ("" when none)."""
+    found = sessions(issue)
     bodies = [
-        *(
-            body
-            for statements, prose in sessions(issue)
-            for body in session_tests(statements, prose)
-        ),
+        *(body for statements, prose in found for body in session_tests(statements, prose)),
+        *paired_session_tests(found),
         *inline_tests(issue, importable),
         *contrast_tests(issue, importable),
         *comparison_tests(issue, importable),

@@ -1,12 +1,14 @@
 """Tests from the issue's `>>>` sessions: the shown output is the wrong one; the expected value,
 the exception it should raise, or the message it should carry instead of the shown one comes
 from the prose after the session; a traceback of a call that should not raise makes the test
-that it runs."""
+that it runs. Two sessions of the same statements, the second after an expectation word, are
+the actual output and then the expected one (paired_session_tests)."""
 
 from __future__ import annotations
 
 import ast
 import builtins
+import itertools
 import re
 from dataclasses import dataclass, field
 
@@ -202,3 +204,47 @@ def session_tests(statements: list[Statement], prose: str) -> list[list[str]]:
             body.append(check(statement.expression or statement.source, wanted))
         bodies.append(body)
     return bodies
+
+
+def paired_session_tests(found: list[tuple[list[Statement], str]]) -> list[list[str]]:
+    """Test bodies from two sessions in a row that run the same statements, with an
+    expectation word between them ("Expected, with every uppercase counterpart:"): the first
+    shows what the code gives, the second what it should; each statement whose output differs
+    is checked against the second's."""
+    bodies = []
+    for (actual, prose), (wanted, _) in itertools.pairwise(found):
+        if not EXPECTATION.search(prose) or [s.source for s in actual] != [
+            s.source for s in wanted
+        ]:
+            continue
+        for index, (shown, expected) in enumerate(zip(actual, wanted, strict=True)):
+            if not expected.output or shown.output == expected.output or expected.raised:
+                continue
+            assertion = output_check(expected)
+            if assertion is not None:
+                setup = [s.source for s in wanted[:index] if s.expression is None]
+                bodies.append([*setup, assertion])
+    return bodies
+
+
+def output_check(statement: Statement) -> str | None:
+    """The assertion that `statement` shows its output: what a `print(x)` prints is `str(x)`;
+    an expression's value is a literal, else compared by its repr."""
+    expression = statement.expression
+    if expression is None:
+        return None
+    shown = "\n".join(statement.output)
+    call = ast.parse(expression).body[0]
+    assert isinstance(call, ast.Expr)
+    value = call.value
+    if (
+        isinstance(value, ast.Call)
+        and isinstance(value.func, ast.Name)
+        and value.func.id == "print"
+        and len(value.args) == 1
+        and not value.keywords
+        and not isinstance(value.args[0], ast.Starred)
+    ):
+        argument = ast.get_source_segment(expression, value.args[0])
+        return f"assert str({argument}) == {shown!r}"
+    return check(expression, literal(shown) or REPR_PREFIX + shown)

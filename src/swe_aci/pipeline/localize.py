@@ -42,6 +42,13 @@ def candidate_locations(
     found = [
         location for document in best_files for location in targets(document.path, document.text)
     ]
+    ordered, spans = ordered_locations(issue, found)
+    return ordered[:functions], spans
+
+
+def ordered_locations(issue: str, found: list[Location]) -> tuple[list[Location], SpanScores]:
+    """`found` in the localizer's order (candidate_locations) and the weights of the issue's
+    code over them."""
     if not found:
         return [], SpanScores({})
     spans = span_scores(issue, found)
@@ -54,7 +61,7 @@ def candidate_locations(
     ordered = [by_label[ranked.document.path] for ranked in scored]
     words = set(IDENTIFIER.findall(issue))
     dotted = dotted_mentions(issue)
-    frames = set(named.names)
+    frames = set(mentions(issue).names)
     weight = {location.label: spans.of(location) for location in ordered}
     # stable sorts: BM25's order kept within each rank
     ordered.sort(
@@ -65,7 +72,7 @@ def candidate_locations(
             location.name not in words,
         )
     )
-    return ordered[:functions], spans
+    return ordered, spans
 
 
 def dotted_mentions(issue: str) -> set[tuple[str, str]]:

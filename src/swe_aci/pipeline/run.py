@@ -21,12 +21,13 @@ why.
 
 from __future__ import annotations
 
+import shlex
 from typing import Any
 
 from swe_aci.aci.lint import Linter
 from swe_aci.env.base import Environment
 from swe_aci.env.diff import patch_paths
-from swe_aci.pipeline import regressions, reproduction, structure
+from swe_aci.pipeline import execution, regressions, reproduction, structure
 from swe_aci.pipeline.asking import Asking, OutOfTime
 from swe_aci.pipeline.choose import Group, best, documents_of, reason
 from swe_aci.pipeline.config import PipelineStrategy
@@ -102,6 +103,7 @@ class Pipeline(StagedEpisode):
                 validation, self.record, self.linter, self._reproduction, self.language,
                 self._groups,
             )  # fmt: skip
+            candidates = self._follow_execution(tree, candidates)
             search.run(tree, *self._follow_traceback(tree, candidates))
             if not self._groups:
                 return self._end("exit_format", "no repair sample gave a usable edit", "")
@@ -269,6 +271,42 @@ class Pipeline(StagedEpisode):
                 self._reproduction = Reproduction(file, test, "model-written", tests, first.output)
                 return
             rejected = reproduction.rejection(problem, first.output)
+
+    def _follow_execution(self, tree: dict[str, str], candidates: list[Location]) -> list[Location]:
+        """The targets reordered by what the failing reproduction executes (execution.py); as
+        they were when there is no reproduction or the run leaves no record."""
+        repro = self._reproduction
+        if repro is None:
+            return candidates
+        self.asking.check_time()
+        output = self.sandbox.path(execution.PLUGIN.output)
+        self.env.run(f"rm -f -- {shlex.quote(output)}", timeout=30)
+        run = self.sandbox.run_isolated(
+            {}, {repro.file: repro.text}, [repro.file], execution.PLUGIN
+        )
+        try:
+            text = self.env.read_file(output).decode("utf-8", "replace")
+        except OSError as error:
+            why = f"the run left no record of what it executed ({error.strerror or error})"
+            self.record.step("follow the execution", why, f"targets unchanged\n{run.tail()}", {})
+            return candidates
+        executed = execution.read_executed(text, tree)
+        ordered = execution.execution_order(
+            self.problem, candidates, executed, tree, self.strategy.localize.functions
+        )
+        reached = [location.label for location in ordered if executed.reaches(location)]
+        self.record.step(
+            "follow the execution",
+            "the reproduction run again, recording the repository's functions it calls",
+            f"it executes {len(executed.functions)} functions in {len(executed.files)} files; "
+            f"targets: {', '.join(location.label for location in ordered[:4])}",
+            {
+                "files": sorted(executed.files),
+                "functions": sorted(executed.functions),
+                "targets": reached,
+            },
+        )
+        return ordered
 
     def _follow_traceback(
         self, tree: dict[str, str], candidates: list[Location]

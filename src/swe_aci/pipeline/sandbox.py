@@ -32,6 +32,7 @@ SCREEN_RUN_SECONDS = 10
 SCREENED = re.compile(rf"^{SCREEN_MARK} (\d{{1,4}}) (\d{{1,3}})$", re.MULTILINE)
 SCREEN_OUTPUT = 200_000
 MIN_RUN_SECONDS = 1.0
+PLUGIN_OUTPUT = "SWE_ACI_PLUGIN_OUTPUT"
 
 
 @dataclass(frozen=True)
@@ -76,6 +77,18 @@ EXTRAS = (
     "--others --exclude-standard --directory -z",
     "--others --ignored --exclude-standard --directory -z",
 )
+
+
+@dataclass(frozen=True)
+class Plugin:
+    """A pytest plugin module the sandbox writes under `.git/` (never part of the diff) and
+    loads with `-p` for one run, told where to write what it found by PLUGIN_OUTPUT (the
+    absolute path of the repository path `output`)."""
+
+    directory: str
+    module: str
+    source: str
+    output: str
 
 
 class SandboxNotRestored(Exception):
@@ -129,15 +142,22 @@ class Sandbox:
             self.env.run(f"cd {root} && rm -rf -- {quoted}", timeout=60)
 
     def run_isolated(
-        self, texts: dict[str, str], tests: dict[str, str], files: list[str]
+        self,
+        texts: dict[str, str],
+        tests: dict[str, str],
+        files: list[str],
+        plugin: Plugin | None = None,
     ) -> TestRun:
         """`files` run on the base with `texts` (repository path -> text) written over it and
-        the test files `tests` in place, from a clean tree; the tree is clean again after."""
+        the test files `tests` in place (and `plugin` loaded), from a clean tree; the tree is
+        clean again after."""
         self.reset()
         try:
             for path, text in {**texts, **tests}.items():
                 self.write(path, text)
-            return self.run_tests(files)
+            if plugin is not None:
+                self.write(f"{plugin.directory}/{plugin.module}.py", plugin.source)
+            return self.run_tests(files, plugin)
         finally:
             self.reset()
 
@@ -147,10 +167,19 @@ class Sandbox:
     def write(self, relative: str, text: str) -> None:
         self.env.write_file(self.path(relative), text.encode("utf-8", "surrogateescape"))
 
-    def run_tests(self, files: list[str]) -> TestRun:
+    def run_tests(self, files: list[str], plugin: Plugin | None = None) -> TestRun:
+        """pytest on `files`; with `plugin`, its module loaded (`-p`) from its directory."""
         quoted = " ".join(shlex.quote(self.path(file)) for file in files)
         root = shlex.quote(self.env.repo_path)
-        command = f"cd {root} && {self.test_command} --rootdir {root} {quoted}"
+        command = f"{self.test_command} --rootdir {root} {quoted}"
+        if plugin is not None:
+            command = (
+                f"(export {PLUGIN_OUTPUT}={shlex.quote(self.path(plugin.output))}; "
+                f"export PYTHONPATH={shlex.quote(self.path(plugin.directory))}"
+                f"${{PYTHONPATH:+:$PYTHONPATH}}; {self.test_command} -p {plugin.module} "
+                f"--rootdir {root} {quoted})"
+            )
+        command = f"cd {root} && {command}"
         result = self.env.run(command, timeout=self.run_timeout())
         return TestRun(parse_pytest(result.output), result.output, result.timed_out)
 

@@ -38,7 +38,8 @@ def parse(text: str) -> ast.Module | None:
 
 
 def locations(path: str, text: str) -> list[Location]:
-    """Every function and method of `text` (nested functions belong to their parent), in order."""
+    """Every function and method of `text` (nested functions belong to their parent), in order;
+    not the `typing.overload` stubs."""
     tree = parse(text)
     if tree is None:
         return []
@@ -49,7 +50,7 @@ def locations(path: str, text: str) -> list[Location]:
         for node in body:
             if isinstance(node, ast.ClassDef):
                 visit(node.body, f"{prefix}{node.name}.")
-            elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and not overload(node):
                 start = min([node.lineno, *(d.lineno for d in node.decorator_list)])
                 end = node.end_lineno or node.lineno
                 found.append(
@@ -66,6 +67,16 @@ def locations(path: str, text: str) -> list[Location]:
 
     visit(tree.body, "")
     return found
+
+
+def overload(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Whether `node` is a `typing.overload` stub: a signature for type checkers, never run
+    (natsort's three `os_sorted` would take three targets for one function)."""
+    return any(
+        (isinstance(decorator, ast.Name) and decorator.id == "overload")
+        or (isinstance(decorator, ast.Attribute) and decorator.attr == "overload")
+        for decorator in node.decorator_list
+    )
 
 
 def signature(node: ast.FunctionDef | ast.AsyncFunctionDef) -> str:

@@ -87,7 +87,9 @@ class Validation:
             regressed = base - run.passed
             literals = pinned.replaced_literals(tree, group.edit.texts, self.problem)
             group.pinned = pinned.pinned_tests(tree, regressed, literals)
-            group.regressions = len(regressed) - len(group.pinned)
+            counted = regressed - set(group.pinned)
+            group.regressions = len(counted)
+            group.regressed_functions = len({test.partition("[")[0] for test in counted})
             group.tests_at_base = len(base)
             group.timed_out = group.timed_out or run.timed_out
 
