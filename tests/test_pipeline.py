@@ -209,10 +209,10 @@ def test_without_an_example_the_models_test_decides_and_more_samples_are_drawn(
     by_action = {step["action"]: step for step in steps}
     assert "passes at the base" in by_action["reproduce 1/2 (T=0)"]["observation"]
     assert by_action["reproduce 2/2 (T=0.7)"]["pipeline"]["origin"] == "model-written"
-    assert "its old lines do not match the file" in by_action[actions[6]]["observation"]
-    assert by_action[actions[6]]["pipeline"]["source"] == "block"
-    assert by_action[actions[6]]["pipeline"]["phase"] == "more samples"
-    assert "the same edit as samples 1" in by_action[actions[7]]["observation"]
+    assert "its old lines do not match the file" in by_action[actions[7]]["observation"]
+    assert by_action[actions[7]]["pipeline"]["source"] == "block"
+    assert by_action[actions[7]]["pipeline"]["phase"] == "more samples"
+    assert "the same edit as samples 1" in by_action[actions[8]]["observation"]
     assert "(block)" in by_action["validate 2"]["observation"]
     assert "(model-written)" in by_action["choose"]["observation"]
 
