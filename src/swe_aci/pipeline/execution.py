@@ -29,7 +29,7 @@ from swe_aci.retrieval.documents import is_test_path
 MAX_LINES = 20_000  # distinct code objects written; a line is a file name and a number
 OUTPUT_LINE = 4096
 
-# Python 2.7 and 3.x alike: a task's interpreter may be old.
+# Only syntax Python 3.5 reads (no f-strings): a task's interpreter may be old.
 PLUGIN_SOURCE = '''"""swe-aci: the code objects this pytest run calls, written at its end."""
 import io
 import os
