@@ -36,6 +36,7 @@ SETS = {
     "real_bugs": ROOT / "datasets" / "real_bugs.jsonl",
     "held_out": ROOT / "datasets" / "held_out_bugs.jsonl",
     "held_out_2": ROOT / "datasets" / "held_out_bugs_2.jsonl",
+    "held_out_3": ROOT / "datasets" / "held_out_bugs_3.jsonl",
 }
 
 

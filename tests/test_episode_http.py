@@ -141,7 +141,8 @@ def test_a_slow_reply_cannot_overrun_the_pipelines_time_budget(
     fake_server: FakeModelServer, make_repo: Callable[..., Path], tmp_path: Path
 ) -> None:
     """The pipeline's model calls get the budget's time left as their timeout: a repair reply
-    that takes 30 s ends a 2-second pipeline on its time limit, with no candidate and no patch."""
+    that takes 30 s ends a 6-second pipeline on its time limit, with no candidate and no patch
+    (6 s, not less: on a loaded machine a shorter budget ends before the first model call)."""
     repo = make_repo({"calc.py": "def add(a, b):\n    return a - b\n"})
     slow = openai_completion("```python\ndef add(a, b):\n    return a + b\n```")
     slow.delay = 30.0
@@ -152,7 +153,7 @@ def test_a_slow_reply_cannot_overrun_the_pipelines_time_budget(
         "--config", "pipeline", "--model", "openai/fake-model", "--env", "local",
         "--instance-id", "one", "--output-dir", tmp_path,
         "--set", f"model.base_url={fake_server.openai_url}", "--set", "model.api_key=test-key",
-        "--set", "model.timeout=120", "--set", "strategy.time_budget=2",
+        "--set", "model.timeout=120", "--set", "strategy.time_budget=6",
         "--set", "strategy.repair.templates=0",  # `a - b` -> `a + b` is a template: no model
     )  # fmt: skip
     elapsed = time.monotonic() - started
