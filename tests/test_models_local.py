@@ -493,9 +493,9 @@ def recomputed_on_return(cache_mib: int) -> tuple[int, int]:
     config = LocalConfig(
         name="local/qwen2.5-coder-0.5b", max_output_tokens=1, grammar="", local=runtime
     )
-    issue = "The issue: counting words goes wrong.\n" * 150
-    first = [{"role": "user", "content": issue + "def first():\n" + "    x = 1\n" * 120}]
-    other = [{"role": "user", "content": issue + "class Other:\n" + "    y: str = 'a'\n" * 120}]
+    issue = "The issue: counting words goes wrong.\n" * 100
+    first = [{"role": "user", "content": issue + "def first():\n" + "    x = 1\n" * 80}]
+    other = [{"role": "user", "content": issue + "class Other:\n" + "    y: str = 'a'\n" * 80}]
     timings = []
     with LocalModel(config, None) as model:
         backend = model.backend
@@ -507,14 +507,22 @@ def recomputed_on_return(cache_mib: int) -> tuple[int, int]:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(300)
 def test_a_prompt_computed_before_another_is_restored_from_the_prompt_cache() -> None:
     """With `prompt_cache_mib` the server keeps earlier prompts and looks there on every
     request, even when the slot's last prompt shares the issue with the new one (llama.cpp's
     default similarity of 0.1 then reuses the slot alone): the pipeline's rewrite of a target
-    after another target's blocks prompt is not recomputed past the issue. Without it, only
-    the slot's last prompt is reused."""
+    after another target's blocks prompt is not recomputed past the issue."""
     pytest.importorskip("xllamacpp")
     recomputed, total = recomputed_on_return(cache_mib=256)
-    assert total > 1500 and recomputed < total // 20
+    assert total > 1000 and recomputed < total // 20
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_without_a_prompt_cache_only_the_slots_last_prompt_is_reused() -> None:
+    """The control of the test above: with no prompt cache, A's return recomputes all of A
+    past the opening it shares with B."""
+    pytest.importorskip("xllamacpp")
     recomputed, total = recomputed_on_return(cache_mib=0)
-    assert recomputed > total // 4
+    assert total > 1000 and recomputed > total // 4
