@@ -14,7 +14,7 @@ from swe_aci.configuration import jinja
 from swe_aci.episode import load_config
 from swe_aci.pipeline.prompts import rewrite_variables
 from swe_aci.pipeline.repair import Dropped, make_edit, rewrite_tokens
-from swe_aci.pipeline.skeleton import locations
+from swe_aci.pipeline.skeleton import CONTEXT_LINES, context_lines, locations
 
 VERSION = '''class Version:
     def replace(self, **parts):
@@ -84,3 +84,20 @@ def test_the_repair_prompts_of_a_file_share_all_but_their_target() -> None:
     assert shared.startswith("Issue:\nissue\n") and failure in shared
     assert "def words(text): ...\ndef count(text): ...\nclass Version: ..." in shared
     assert shared.endswith("The bug is in `")
+
+
+def test_the_top_level_code_a_rewrite_is_shown_is_bounded() -> None:
+    """A lookup table is shown as its first line and `...`; a file of more top-level code than
+    CONTEXT_LINES shows its assignments as `name = ...` and says how much more it leaves out;
+    imports and headers stay whole."""
+    table = "PLURALS = {\n" + "".join(f"    'w{i}': 'w{i}s',\n" for i in range(50)) + "}\n"
+    source = "from typing import (\n    Any,\n    Dict,\n    List,\n)\n" + table + VERSION
+    assert context_lines(source) == (
+        "from typing import (\n    Any,\n    Dict,\n    List,\n)\nPLURALS = {\n    ...\n"
+        "class Version: ..."
+    )
+    many = "import re\n" + "".join(f"NAME_{i} = ('n', {i})\n" for i in range(400)) + VERSION
+    shown = context_lines(many).splitlines()
+    assert len(shown) == CONTEXT_LINES and shown[0] == "import re"
+    assert shown[1] == "NAME_0 = ..." and shown[-1] == "# ... 153 more lines of top-level code"
+    assert "def count(text): ...\n" in context_lines("def count(text):\n    return 1\n" + many)

@@ -11,7 +11,13 @@ from pathlib import Path
 import pytest
 
 from swe_aci.evaluate.parsers import TestStatus
-from swe_aci.pipeline.issue_examples import issue_tests, mentions, reproduction_imports
+from swe_aci.pipeline.issue_examples import (
+    exception_names,
+    importable_names,
+    issue_tests,
+    mentions,
+    reproduction_imports,
+)
 from swe_aci.pipeline.reproduction import accepted_issue_tests, keep_tests
 from swe_aci.pipeline.sandbox import TestRun
 
@@ -121,6 +127,61 @@ def test_tracebacks_and_expected_exceptions() -> None:
         "Expected the message to show the string.\n"
     )
     assert issue_tests(message, {}) == ""  # what it expects is not a value the text gives
+
+
+SIGNER_BASE = """class BadData(Exception):
+    pass
+"""
+SIGNER = """from errors import BadData
+
+
+class BadSignature(BadData):
+    pass
+
+
+class BadTimeSignature(BadSignature):
+    pass
+
+
+class Signer:
+    pass
+
+
+def unsign(value):
+    return 10 ** int(value)
+"""
+SIGNER_FIXED = SIGNER.replace(
+    "    return 10 ** int(value)",
+    "    try:\n        return 10 ** int(value)\n    except ValueError as error:\n"
+    "        raise BadTimeSignature(str(error)) from error",
+)
+REJECTED = """Unsigning a malformed value crashes:
+
+```python
+>>> from signer import unsign
+>>> unsign("x1")
+Traceback (most recent call last):
+  ...
+ValueError: invalid literal for int() with base 10: 'x1'
+```
+
+Expected: it is rejected with the library's own `BadTimeSignature`, not a `ValueError`.
+"""
+
+
+def test_the_exception_expected_is_the_repositorys_own_not_the_one_the_prose_rejects(
+    tmp_path: Path,
+) -> None:
+    """An exception class of the repository is expected by its name, whatever it ends with
+    (derived from `Exception` through classes of other modules); the built-in one the prose
+    says "not" to is not the one expected."""
+    tree = {"errors.py": SIGNER_BASE, "signer.py": SIGNER, "tests/test_signer.py": ""}
+    assert exception_names(tree) == {"BadData", "BadSignature", "BadTimeSignature"}
+    code = issue_tests(REJECTED, importable_names(tree), exception_names(tree))
+    assert "from signer import BadTimeSignature" in code
+    assert "with pytest.raises(BadTimeSignature):" in code and "ValueError" not in code
+    (tmp_path / "errors.py").write_text(SIGNER_BASE)
+    assert exit_codes(tmp_path, code, "signer", [SIGNER, SIGNER_FIXED]) == [1, 0]
 
 
 BYTES_MESSAGE = """parse_date's error message shows the input as a bytes literal:

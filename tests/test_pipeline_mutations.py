@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from swe_aci.pipeline.fix_patterns import issue_names
+from swe_aci.pipeline.missing_fstring import PATTERN as FSTRING
 from swe_aci.pipeline.mutations import STRONG, WEAK, Mutant, mutants
 from swe_aci.pipeline.structure import targets
 from swe_aci.pipeline.templates import changed_label
@@ -453,3 +454,41 @@ def raised_messages(method: str, issue: str, argument: str) -> list[str]:
 def edits_with(source: str, name: str, issue: str) -> list[Mutant]:
     location = next(each for each in targets("m.py", source) if each.qualname == name)
     return mutants(source, location, [], 500, issue=issue)
+
+
+BINDER = '''\
+LABEL = "schema"
+
+
+def bind(field_name, field_class):
+    """A field is an instance, {field_name} says which."""
+    if isinstance(field_class, type):
+        message = (
+            'Field for "{field_name}" must be an instance. '
+            "Declare it as one: "
+            'fields.{field_class.__name__}()'
+        )
+        raise TypeError(message)
+    template = "{field_name} is bound to {LABEL}"
+    return "{field_name} bound".format(field_name=field_name) + template
+'''
+
+
+def test_a_string_with_the_placeholders_the_issue_shows_becomes_an_f_string() -> None:
+    """Every literal whose placeholders the issue shows and the function binds gets its `f`,
+    together; not the docstring, a literal `.format` fills, or one reading a name the function
+    does not bind (`LABEL`)."""
+    issue = 'TypeError: Field for "{field_name}" must be ... fields.{field_class.__name__}()'
+    found = [each for each in edits_with(BINDER, "bind", issue) if each.pattern == FSTRING]
+    assert len(found) == 3  # each of the two literals alone, and both at once
+    both = next(each for each in found if "and 1 more" in each.description)
+    with pytest.raises(TypeError) as raised:
+        load(both.text)["bind"]("name", int)
+    assert (
+        str(raised.value) == 'Field for "name" must be an instance. Declare it as one: fields.int()'
+    )
+    assert load(both.text)["bind"]("name", 1) == "name bound{field_name} is bound to {LABEL}"
+    # an issue that shows none of the placeholders calls for none
+    assert not [
+        each for each in edits_with(BINDER, "bind", "a bad message") if each.pattern == FSTRING
+    ]

@@ -28,6 +28,8 @@ PraPR, Ghanbari et al. ISSTA 2019) written for Python:
   where the issue quotes the latter, the file does not hold it, and both share a word and a case.
 - (path_arguments.py) a path argument converted on entry, `p = os.fspath(p)`, where the issue
   speaks of `pathlib` paths.
+- (missing_fstring.py) the `f` of an f-string written without it, where the issue shows one of
+  its placeholders (`{field_name}`) as it is.
 - (shown_bytes.py) a value formatted into a message decoded (and shown by repr), where the issue
   shows a bytes literal.
 
@@ -44,7 +46,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from swe_aci.pipeline.expression_patterns import expression_changes
-from swe_aci.pipeline.skeleton import Location
+from swe_aci.pipeline.skeleton import Location, exception_classes
 from swe_aci.pipeline.source_edits import (
     LITERAL,
     Change,
@@ -57,7 +59,6 @@ from swe_aci.pipeline.source_edits import (
 )
 from swe_aci.pipeline.statement_patterns import statement_changes
 
-EXCEPTION_CLASS = re.compile(r"(Error|Exception|Warning|Exit|Interrupt)$")
 # a name as a string: a key, an environment or configuration variable, an attribute
 NAME_LITERAL = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:[.\-][A-Za-z0-9_]+)*")
 QUOTED_NAME = re.compile(r"[`'\"]([A-Za-z_][A-Za-z0-9_]*(?:[.\-][A-Za-z0-9_]+)*)[`'\"]")
@@ -141,21 +142,8 @@ def _case(name: str) -> str:
 def _plain_classes(tree: ast.Module) -> set[str]:
     """The module's classes that are not exceptions: an exception class named in a method
     (`raise TooManyFields(...)`) means that class, never `type(self)`."""
-    defined = {node.name: node for node in tree.body if isinstance(node, ast.ClassDef)}
-    exceptions: set[str] = set()
-    changed = True
-    while changed:
-        changed = False
-        for name, node in defined.items():
-            bases = {base.id for base in node.bases if isinstance(base, ast.Name)}
-            if name not in exceptions and (
-                EXCEPTION_CLASS.search(name)
-                or any(EXCEPTION_CLASS.search(base) for base in bases)
-                or bases & exceptions
-            ):
-                exceptions.add(name)
-                changed = True
-    return set(defined) - exceptions
+    defined = [node for node in tree.body if isinstance(node, ast.ClassDef)]
+    return {node.name for node in defined} - exception_classes(defined)
 
 
 def _module_names(tree: ast.Module) -> set[str]:

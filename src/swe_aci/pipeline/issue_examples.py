@@ -24,7 +24,7 @@ from swe_aci.pipeline.issue_prose import (
     unwanted_warning_tests,
 )
 from swe_aci.pipeline.issue_sessions import paired_session_tests, session_tests, sessions
-from swe_aci.pipeline.skeleton import module_name, parse
+from swe_aci.pipeline.skeleton import exception_classes, module_name, parse
 from swe_aci.retrieval.documents import is_test_path
 
 IMPORT_LINE = re.compile(r"^(?:import [\w.]+|from [\w.]+ import \w)")
@@ -70,11 +70,18 @@ def reproduction_imports(issue: str, module: str, name: str) -> list[str]:
     return [*own, f"from {module} import {name.split('.')[0]}"]
 
 
-def issue_tests(issue: str, importable: dict[str, str]) -> str:
-    """A pytest module of every test the issue's examples give ("" when none)."""
+def issue_tests(
+    issue: str, importable: dict[str, str], exceptions: frozenset[str] = frozenset()
+) -> str:
+    """A pytest module of every test the issue's examples give ("" when none); `importable`
+    and `exceptions` as `importable_names` and `exception_names` give them."""
     found = sessions(issue)
     bodies = [
-        *(body for statements, prose in found for body in session_tests(statements, prose)),
+        *(
+            body
+            for statements, prose in found
+            for body in session_tests(statements, prose, exceptions)
+        ),
         *paired_session_tests(found),
         *inline_tests(issue, importable),
         *contrast_tests(issue, importable),
@@ -105,15 +112,36 @@ def mentions(issue: str) -> Mentions:
     return Mentions(tuple(dict.fromkeys(paths)), tuple(dict.fromkeys(names)))
 
 
-def importable_names(tree: dict[str, str]) -> dict[str, str]:
-    """Each top-level function and class name of the source files -> the module defining it
-    (the first one): what a test built from the issue's sentences may import."""
-    names: dict[str, str] = {}
+def source_trees(tree: dict[str, str]) -> list[tuple[str, ast.Module]]:
+    """The module name and the parsed text of each source file (not tests), by path."""
+    found = []
     for path, text in sorted(tree.items()):
         if is_test_path(path) or not path.endswith(".py") or not (module := module_name(path)):
             continue
         parsed = parse(text)
-        for node in parsed.body if parsed is not None else []:
+        if parsed is not None:
+            found.append((module, parsed))
+    return found
+
+
+def exception_names(tree: dict[str, str]) -> frozenset[str]:
+    """The top-level exception classes of the source files (`BadTimeSignature`, derived from
+    `Exception` through two classes of another module): what the issue may expect raised."""
+    classes = [
+        node
+        for _, parsed in source_trees(tree)
+        for node in parsed.body
+        if isinstance(node, ast.ClassDef)
+    ]
+    return frozenset(exception_classes(classes))
+
+
+def importable_names(tree: dict[str, str]) -> dict[str, str]:
+    """Each top-level function and class name of the source files -> the module defining it
+    (the first one): what a test built from the issue's sentences may import."""
+    names: dict[str, str] = {}
+    for module, parsed in source_trees(tree):
+        for node in parsed.body:
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
                 names.setdefault(node.name, module)
     return names

@@ -30,6 +30,9 @@ EXCEPTION_LINE = re.compile(r"^\s*([A-Za-z_][\w.]*(?:Error|Exception|Warning|Exi
 MESSAGE_WORDS = re.compile(r"(?i)\b(message|warning|warns?)\b")
 RAISES = re.compile(r"(?i)\braises?\s+(?:an?\s+)?`?([A-Za-z_][\w.]*)`?")
 EXCEPTION_NAME = re.compile(r"`?\b([A-Za-z_][\w.]*(?:Error|Exception))\b`?")
+NAME = re.compile(r"`?\b([A-Za-z_]\w*)\b`?")
+# what makes the exception named next the unwanted one: "not a `ValueError`", "instead of"
+NEGATED = re.compile(r"(?i)\b(?:not|never|no|instead\s+of|rather\s+than)\s+(?:an?\s+|the\s+)?$")
 BUILTIN_EXCEPTIONS = {name for name in dir(builtins) if name.endswith(("Error", "Exception"))}
 MESSAGE_PREFIX = 12  # characters an expected message shares with the shown one, at least
 
@@ -107,12 +110,22 @@ def shown_as(output: list[str], expected: str) -> bool:
     return literal(text) == expected
 
 
-def expected_exception(prose: str) -> str | None:
-    """The exception the prose says should be raised (`raises X`, `Expected a ValueError`)."""
+def expected_exception(prose: str, exceptions: frozenset[str]) -> str | None:
+    """The exception the prose says should be raised (`raises X`, `Expected a ValueError`, an
+    exception class of the repository, `exceptions`, named after an expectation word), not one
+    it says should not be ("rejected with `BadTimeSignature`, not a `ValueError`")."""
     for match in EXPECTATION.finditer(prose):
         rest = prose[match.end() : match.end() + 200]
-        if found := RAISES.search(rest) or EXCEPTION_NAME.search(rest):
-            return found.group(1)
+        named = sorted(
+            [
+                *EXCEPTION_NAME.finditer(rest),
+                *(name for name in NAME.finditer(rest) if name.group(1) in exceptions),
+            ],
+            key=lambda found: found.start(),
+        )
+        for found in [*RAISES.finditer(rest), *named]:
+            if not NEGATED.search(rest[: found.start()]):
+                return found.group(1)
     return None
 
 
@@ -157,15 +170,19 @@ def imports_for(name: str) -> list[str]:
     return [f"import {module}"] if module else []
 
 
-def session_tests(statements: list[Statement], prose: str) -> list[list[str]]:
-    """Test bodies (lines) from one session."""
+def session_tests(
+    statements: list[Statement], prose: str, exceptions: frozenset[str]
+) -> list[list[str]]:
+    """Test bodies (lines) from one session; `exceptions`: the repository's exception classes
+    (the test imports the one it expects: `with_imports`)."""
     shown = [s for s in statements if s.expression and s.output and not s.raised]
     raising = [s for s in statements if s.raised]
     expected = expected_literals(before_next_call(prose))
-    exception = expected_exception(before_next_call(prose))
+    named = expected_exception(before_next_call(prose), exceptions)
+    importable = BUILTIN_EXCEPTIONS | exceptions
+    # a bare name the test could not import: no exception to expect, and no call that must run
+    exception = named if named and ("." in named or named in importable) else None
     checks: list[tuple[Statement, str]] = []
-    if exception is not None and "." not in exception and exception not in BUILTIN_EXCEPTIONS:
-        exception = None  # a bare name the test could not import
     if exception:
         for statement in [*shown, *raising]:
             if not statement.source.lstrip().startswith("try"):
@@ -185,7 +202,7 @@ def session_tests(statements: list[Statement], prose: str) -> list[list[str]]:
     ]
     if not checks and messages:
         return [message_test(statements, s, wanted) for s, wanted in messages]
-    if not checks and raising and not MESSAGE_WORDS.search(prose) and not exception:
+    if not checks and raising and not MESSAGE_WORDS.search(prose) and not named:
         checks.extend((s, "runs") for s in raising)
     if not checks and raising and exception:
         checks.extend((s, "runs") for s in raising if s.source.lstrip().startswith("try"))

@@ -14,6 +14,8 @@ import ast
 from dataclasses import dataclass
 
 from swe_aci.pipeline.fix_patterns import Conversion, changes
+from swe_aci.pipeline.missing_fstring import PATTERN as FSTRING_PATTERN
+from swe_aci.pipeline.missing_fstring import fstring_changes
 from swe_aci.pipeline.path_arguments import PATTERN as PATH_PATTERN
 from swe_aci.pipeline.path_arguments import path_changes
 from swe_aci.pipeline.shown_bytes import PATTERN as BYTES_PATTERN
@@ -32,6 +34,7 @@ TIERS = {
     "literal named by the issue": 1,
     PATH_PATTERN: 1,
     BYTES_PATTERN: 1,
+    FSTRING_PATTERN: 1,
     "comparison": 1,
     "empty value": 1,
     "condition strengthened": 2,
@@ -49,9 +52,9 @@ TIERS = {
 STRONG = range(3)
 WEAK = range(3, 5)
 # patterns whose changes differ in text and fix one thing together: each alone, and all at once
-ALL_AT_ONCE = frozenset({PATH_PATTERN})
+ALL_AT_ONCE = frozenset({PATH_PATTERN, FSTRING_PATTERN})
 # the patterns of their own modules, each offered only where the issue's words call for it
-CALLED_FOR_BY_THE_ISSUE = (path_changes, bytes_changes)
+CALLED_FOR_BY_THE_ISSUE = (path_changes, bytes_changes, fstring_changes)
 
 
 @dataclass(frozen=True)

@@ -31,7 +31,12 @@ from swe_aci.pipeline import execution, regressions, reproduction, structure
 from swe_aci.pipeline.asking import Asking, OutOfTime
 from swe_aci.pipeline.choose import Group, best, documents_of, reason
 from swe_aci.pipeline.config import PipelineStrategy
-from swe_aci.pipeline.issue_examples import importable_names, issue_tests, reproduction_imports
+from swe_aci.pipeline.issue_examples import (
+    exception_names,
+    importable_names,
+    issue_tests,
+    reproduction_imports,
+)
 from swe_aci.pipeline.issue_prose import reported_outputs
 from swe_aci.pipeline.localize import (
     candidate_locations,
@@ -193,7 +198,7 @@ class Pipeline(StagedEpisode):
             record_skipped(self.record, "reproduce", why)
             return
         importable = importable_names(tree)
-        text = issue_tests(self.problem, importable)
+        text = issue_tests(self.problem, importable, exception_names(tree))
         if text:
             self.asking.check_time()
             first, second = reproduction.run_twice(self.sandbox, reproduction.ISSUE_FILE, text)

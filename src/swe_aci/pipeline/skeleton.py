@@ -4,7 +4,11 @@ the compact skeleton the model localizes on, and the spans the repair rewrites."
 from __future__ import annotations
 
 import ast
+import re
+from collections.abc import Iterable
 from dataclasses import dataclass
+
+EXCEPTION_CLASS = re.compile(r"(Error|Exception|Warning|Exit|Interrupt)$")
 
 
 @dataclass(frozen=True)
@@ -35,6 +39,25 @@ def parse(text: str) -> ast.Module | None:
         return ast.parse(text)
     except (SyntaxError, ValueError):
         return None
+
+
+def exception_classes(classes: Iterable[ast.ClassDef]) -> set[str]:
+    """The names of `classes` that are exceptions: named as one, or derived (by a base's plain
+    name, through any of `classes`) from a class named as one (`BadTimeSignature(BadSignature)`,
+    `BadSignature(BadData)`, `BadData(Exception)`)."""
+    bases = {
+        node.name: {base.id for base in node.bases if isinstance(base, ast.Name)}
+        for node in classes
+    }
+    found = {name for name in bases if EXCEPTION_CLASS.search(name)}
+    changed = True
+    while changed:
+        changed = False
+        for name, own in bases.items():
+            if name not in found and (own & found or any(map(EXCEPTION_CLASS.search, own))):
+                found.add(name)
+                changed = True
+    return found
 
 
 def locations(path: str, text: str) -> list[Location]:
@@ -84,14 +107,33 @@ def signature(node: ast.FunctionDef | ast.AsyncFunctionDef) -> str:
     return f"{node.name}({ast.unparse(node.args)}){returns}"
 
 
+CONTEXT_STATEMENT_LINES = 3  # a longer top-level statement is shown as its first line and `...`
+CONTEXT_LINES = 250  # the most lines of top-level code a prompt shows of a file
+
+
 def context_lines(text: str) -> str:
     """The file's top-level statements other than function and class bodies: imports, constants,
     class and function headers (what a rewritten function may refer to). The same for every
-    target of the file, so that the prompts of two targets share it as a prefix."""
+    target of the file, so that the prompts of two targets share it as a prefix. Bounded: a
+    statement other than an import of more than CONTEXT_STATEMENT_LINES lines (a lookup table)
+    is shown as its first line and `...`; past CONTEXT_LINES lines, assignments are shown as `name = ...`, and what
+    is still over is left out, said on the last line (inflect's `__init__.py` holds 1,600 lines
+    of tables: 10k tokens, minutes of prompt processing on a CPU, for every rewrite)."""
     tree = parse(text)
     if tree is None:
         return ""
     lines = text.splitlines()
+    full = _context(tree, lines, short_assignments=False)
+    if len(full) <= CONTEXT_LINES:
+        return "\n".join(full)
+    kept = _context(tree, lines, short_assignments=True)
+    if len(kept) > CONTEXT_LINES:
+        left_out = len(kept) - CONTEXT_LINES + 1
+        kept = [*kept[: CONTEXT_LINES - 1], f"# ... {left_out} more lines of top-level code"]
+    return "\n".join(kept)
+
+
+def _context(tree: ast.Module, lines: list[str], short_assignments: bool) -> list[str]:
     kept: list[str] = []
     for node in tree.body:
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
@@ -100,9 +142,16 @@ def context_lines(text: str) -> str:
             kept.append(f"class {node.name}: ...")
         elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
             continue  # the module docstring
+        elif short_assignments and isinstance(node, ast.Assign | ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            kept.append(" = ".join(ast.unparse(target) for target in targets) + " = ...")
         else:
-            kept.extend(lines[node.lineno - 1 : node.end_lineno or node.lineno])
-    return "\n".join(kept)
+            statement = lines[node.lineno - 1 : node.end_lineno or node.lineno]
+            folds = not isinstance(node, ast.Import | ast.ImportFrom)  # imports name what exists
+            if folds and len(statement) > CONTEXT_STATEMENT_LINES:
+                statement = [statement[0], " " * (node.col_offset + 4) + "..."]
+            kept.extend(statement)
+    return kept
 
 
 def module_name(path: str) -> str:
