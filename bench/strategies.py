@@ -37,6 +37,7 @@ SETS = {
     "held_out": ROOT / "datasets" / "held_out_bugs.jsonl",
     "held_out_2": ROOT / "datasets" / "held_out_bugs_2.jsonl",
     "held_out_3": ROOT / "datasets" / "held_out_bugs_3.jsonl",
+    "held_out_4": ROOT / "datasets" / "held_out_bugs_4.jsonl",
 }
 
 
