@@ -116,9 +116,10 @@ def context_lines(text: str) -> str:
     class and function headers (what a rewritten function may refer to). The same for every
     target of the file, so that the prompts of two targets share it as a prefix. Bounded: a
     statement other than an import of more than CONTEXT_STATEMENT_LINES lines (a lookup table)
-    is shown as its first line and `...`; past CONTEXT_LINES lines, assignments are shown as `name = ...`, and what
-    is still over is left out, said on the last line (inflect's `__init__.py` holds 1,600 lines
-    of tables: 10k tokens, minutes of prompt processing on a CPU, for every rewrite)."""
+    is shown as its first line and `...`; past CONTEXT_LINES lines, assignments are shown as
+    `name = ...`, and what is still over is left out, said on the last line (inflect's
+    `__init__.py` holds 1,600 lines of tables: 10k tokens, minutes of prompt processing on a
+    CPU, for every rewrite)."""
     tree = parse(text)
     if tree is None:
         return ""
