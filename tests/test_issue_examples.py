@@ -17,6 +17,7 @@ from swe_aci.pipeline.issue_examples import (
     issue_tests,
     mentions,
     reproduction_imports,
+    source_trees,
 )
 from swe_aci.pipeline.reproduction import accepted_issue_tests, keep_tests
 from swe_aci.pipeline.sandbox import TestRun
@@ -176,8 +177,9 @@ def test_the_exception_expected_is_the_repositorys_own_not_the_one_the_prose_rej
     (derived from `Exception` through classes of other modules); the built-in one the prose
     says "not" to is not the one expected."""
     tree = {"errors.py": SIGNER_BASE, "signer.py": SIGNER, "tests/test_signer.py": ""}
-    assert exception_names(tree) == {"BadData", "BadSignature", "BadTimeSignature"}
-    code = issue_tests(REJECTED, importable_names(tree), exception_names(tree))
+    modules = source_trees(tree)
+    assert exception_names(modules) == {"BadData", "BadSignature", "BadTimeSignature"}
+    code = issue_tests(REJECTED, importable_names(modules), exception_names(modules))
     assert "from signer import BadTimeSignature" in code
     assert "with pytest.raises(BadTimeSignature):" in code and "ValueError" not in code
     (tmp_path / "errors.py").write_text(SIGNER_BASE)

@@ -52,6 +52,7 @@ from swe_aci.pipeline.source_edits import (
     Change,
     Source,
     docstring_ids,
+    function_at,
     holds_multiline_string,
     indented,
     is_docstring,
@@ -161,15 +162,7 @@ def _converted(
     """The target function's body (its docstring left out) in `try:`, the exceptions the
     reproduction raised re-raised as the one it expects (`except (TypeError,) as error: raise
     InvalidVersion(str(error)) from error`)."""
-    function = next(
-        (
-            node
-            for node in ast.walk(tree)
-            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
-            and min([node.lineno, *(d.lineno for d in node.decorator_list)]) == location.start
-        ),
-        None,
-    )
+    function = function_at(tree, location)
     if function is None:
         return
     body = [each for each in function.body if not is_docstring(each)]

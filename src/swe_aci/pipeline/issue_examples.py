@@ -124,23 +124,22 @@ def source_trees(tree: dict[str, str]) -> list[tuple[str, ast.Module]]:
     return found
 
 
-def exception_names(tree: dict[str, str]) -> frozenset[str]:
-    """The top-level exception classes of the source files (`BadTimeSignature`, derived from
-    `Exception` through two classes of another module): what the issue may expect raised."""
+def exception_names(modules: list[tuple[str, ast.Module]]) -> frozenset[str]:
+    """The top-level exception classes of the source files (`source_trees`; `BadTimeSignature`,
+    derived from `Exception` through two classes of another module): what the issue may expect
+    raised."""
     classes = [
-        node
-        for _, parsed in source_trees(tree)
-        for node in parsed.body
-        if isinstance(node, ast.ClassDef)
+        node for _, parsed in modules for node in parsed.body if isinstance(node, ast.ClassDef)
     ]
     return frozenset(exception_classes(classes))
 
 
-def importable_names(tree: dict[str, str]) -> dict[str, str]:
-    """Each top-level function and class name of the source files -> the module defining it
-    (the first one): what a test built from the issue's sentences may import."""
+def importable_names(modules: list[tuple[str, ast.Module]]) -> dict[str, str]:
+    """Each top-level function and class name of the source files (`source_trees`) -> the
+    module defining it (the first one): what a test built from the issue's sentences may
+    import."""
     names: dict[str, str] = {}
-    for module, parsed in source_trees(tree):
+    for module, parsed in modules:
         for node in parsed.body:
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
                 names.setdefault(node.name, module)

@@ -18,7 +18,7 @@ import tokenize
 from collections.abc import Iterator
 
 from swe_aci.pipeline.skeleton import Location
-from swe_aci.pipeline.source_edits import Change, Source, is_docstring, within
+from swe_aci.pipeline.source_edits import Change, Source, function_at, is_docstring
 
 PATTERN = "f-string prefix added"
 PLACEHOLDER = re.compile(r"(?<!\{)\{([^{}]+)\}(?!\})")
@@ -31,7 +31,7 @@ def fstring_changes(
 ) -> list[Change]:
     """An `f` before each string literal of the target whose placeholders the issue shows and
     whose names the enclosing function binds."""
-    function = _function_at(tree, location)
+    function = function_at(tree, location)
     if function is None or "{" not in issue:
         return []
     bound = _bound_names(function)
@@ -50,17 +50,6 @@ def fstring_changes(
             end = start + len(token.string)
             found.append(Change(start, end, "f" + token.string, PATTERN, token.start[0]))
     return found
-
-
-def _function_at(
-    tree: ast.Module, location: Location
-) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
-    for node in ast.walk(tree):
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and within(node, location):
-            start = min([node.lineno, *(d.lineno for d in node.decorator_list)])
-            if start == location.start:
-                return node
-    return None
 
 
 def _bound_names(function: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:

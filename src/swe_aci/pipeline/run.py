@@ -36,6 +36,7 @@ from swe_aci.pipeline.issue_examples import (
     importable_names,
     issue_tests,
     reproduction_imports,
+    source_trees,
 )
 from swe_aci.pipeline.issue_prose import reported_outputs
 from swe_aci.pipeline.localize import (
@@ -197,8 +198,9 @@ class Pipeline(StagedEpisode):
             why = f"the reproduction tests are pytest tests{self._not_python}"
             record_skipped(self.record, "reproduce", why)
             return
-        importable = importable_names(tree)
-        text = issue_tests(self.problem, importable, exception_names(tree))
+        modules = source_trees(tree)
+        importable = importable_names(modules)
+        text = issue_tests(self.problem, importable, exception_names(modules))
         if text:
             self.asking.check_time()
             first, second = reproduction.run_twice(self.sandbox, reproduction.ISSUE_FILE, text)

@@ -68,6 +68,23 @@ def within(node: ast.AST, location: Location) -> bool:
     return line is not None and end is not None and location.start <= line and end <= location.end
 
 
+def function_at(
+    tree: ast.Module, location: Location
+) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    """The function or method the location is (it starts at its first decorator)."""
+    functions = (
+        node for node in ast.walk(tree) if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+    )
+    return next(
+        (
+            node
+            for node in functions
+            if min([node.lineno, *(d.lineno for d in node.decorator_list)]) == location.start
+        ),
+        None,
+    )
+
+
 def docstring_ids(tree: ast.Module) -> set[int]:
     """The ids of the string constants standing alone as statements (docstrings)."""
     return {id(node.value) for node in ast.walk(tree) if is_docstring(node)}
