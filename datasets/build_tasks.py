@@ -6,7 +6,8 @@ For each spec of a Python sdist: fetch the release before the fix (`base`) and t
 the listed hunks of their diff as `patch` and `test_patch` (or either written out: `{file: PATH}`
 relative to this directory, or the patch text itself; a spec whose patches are both written out,
 e.g. upstream's fix commit, needs no `fixed`), and measure FAIL_TO_PASS / PASS_TO_PASS by
-running `test_cmd` at the base and with the gold patch, exactly as verify.py does. Rows of specs not selected with --ids are kept as they are.
+running `test_cmd` at the base and with the gold patch, exactly as verify.py does; a spec's
+`unstable_tests` (test id: why) are left out of both lists. Rows of specs not selected with --ids are kept as they are.
 
 A spec with a `source` of another kind (`npm: name@version` or `debian: name=version`, with its
 `sha256`), its `toolchains` and `log_parser`, has both patches written out; its tests are measured
@@ -81,8 +82,14 @@ def build_row(spec: dict, cache: Path, work: Path, backend: str) -> dict:
         raise TaskError(
             "; ".join(outcome.problems) or "no test fails at the base and passes with the fix"
         )
-    row["FAIL_TO_PASS"], row["PASS_TO_PASS"] = outcome.f2p, outcome.p2p
-    print(f"built {row['instance_id']}: F2P={len(outcome.f2p)} P2P={len(outcome.p2p)}", flush=True)
+    unstable = spec.get("unstable_tests", {})
+    row["FAIL_TO_PASS"] = [t for t in outcome.f2p if t not in unstable]
+    row["PASS_TO_PASS"] = [t for t in outcome.p2p if t not in unstable]
+    print(
+        f"built {row['instance_id']}: F2P={len(row['FAIL_TO_PASS'])} "
+        f"P2P={len(row['PASS_TO_PASS'])}",
+        flush=True,
+    )
     return row
 
 

@@ -4,8 +4,13 @@ prediction none, on bwrap and docker."""
 
 from __future__ import annotations
 
+import functools
+import importlib.util
 import json
+import sys
+from datetime import date
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 import yaml
@@ -22,6 +27,40 @@ PLAIN = {"NO_COLOR": "1", "FORCE_COLOR": None, "TTY_COMPATIBLE": None, "COLUMNS"
 
 def rows(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+@functools.cache
+def dataset_verify() -> ModuleType:
+    """datasets/verify.py, a script rather than a package: loaded by path, once."""
+    spec = importlib.util.spec_from_file_location("dataset_verify", DATASETS / "verify.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_a_test_id_made_from_the_clock_is_dated() -> None:
+    dated = dataset_verify().dated
+    today = date(2026, 12, 7)
+    assert dated("tests/test_objects.py::test_to_string[case7-2026-12-06]", today)
+    assert dated("t.py::test_window[2026-01-01-2027-01-01]", today)
+    assert not dated("iso8601/test_iso8601.py::test_parse_valid_date[2010-06-12-x]", today)
+    assert not dated("t.py::test_bad[2026-13-45]", today)
+    assert not dated("t.py::test_ids[12026-12-061]", today)
+
+
+@pytest.mark.parametrize("name", ("tasks", "small_bugs", *SETS))
+def test_every_listed_test_exists_tomorrow_and_none_is_unstable(name: str) -> None:
+    """A test id stamped with the day it was measured, or a test on wall time, fails the gold run
+    of a later day or a loaded machine (pydash's `test_to_string[case7-<date>]`, markdown2's
+    `test_slow_hr`): such tests are left out of the rows."""
+    dated = dataset_verify().dated
+    specs = yaml.safe_load((DATASETS / f"{name}.yaml").read_text()) if name in SETS else []
+    unstable = {test for spec in specs for test in spec.get("unstable_tests", {})}
+    for row in rows(DATASETS / f"{name}.jsonl"):
+        for test in (*row["FAIL_TO_PASS"], *row["PASS_TO_PASS"]):
+            assert not dated(test, date.today()), (row["instance_id"], test)
+            assert test not in unstable, (row["instance_id"], test)
 
 
 @pytest.mark.parametrize("name", SETS)
