@@ -26,9 +26,9 @@ import tarfile
 import tempfile
 import time
 import urllib.error
-from datetime import date, timedelta
 import urllib.request
 from dataclasses import dataclass, field
+from datetime import date, timedelta
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -308,7 +308,9 @@ def verify(row: dict, cache: Path, work: Path, measure: bool) -> Outcome:
 
     if measure:
         lasting = {t: s for t, s in after.items() if not dated(t, date.today())}
-        outcome.f2p = sorted(t for t, s in lasting.items() if passed(s) and not passed(before.get(t)))
+        outcome.f2p = sorted(
+            t for t, s in lasting.items() if passed(s) and not passed(before.get(t))
+        )
         outcome.p2p = sorted(t for t, s in lasting.items() if passed(s) and passed(before.get(t)))
         return outcome
     outcome.f2p, outcome.p2p = test_ids(row["FAIL_TO_PASS"]), test_ids(row["PASS_TO_PASS"])
