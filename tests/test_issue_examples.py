@@ -395,3 +395,137 @@ def test_two_sessions_with_no_expectation_between_them_make_no_pair() -> None:
     """Two runs of the same statements on two versions ("on 1.2 it prints ..., on 1.3 ...")
     say nothing of which output is wanted."""
     assert issue_tests(PAIRED.replace("Expected, with", "On 1.3, with"), {}) == ""
+
+
+SELECT = """def select(selector, items):
+    return [item for item in items if item.startswith(selector[1:])]
+"""
+SELECT_FIXED = SELECT.replace(
+    "    return [", "    if not selector[1:]:\n        return []\n    return ["
+)
+EMPTY_PREFIX = """An empty prefix selects every item instead of none.
+
+```python
+from selecting import select
+items = ["foo", ""]
+print("set up")
+```
+
+With the release:
+
+```python
+>>> select('^', items)
+['foo', '']
+```
+
+Expected: `[]`, as the standard says.
+"""
+
+
+def test_a_session_gets_the_definitions_of_the_script_before_it(tmp_path: Path) -> None:
+    """The session reads `items`, which only the script above it binds: the test starts with
+    the script's imports and assignments, not its demonstration (`print`)."""
+    code = issue_tests(EMPTY_PREFIX, {"select": "selecting"})
+    assert "    items = ['foo', '']" in code or '    items = ["foo", ""]' in code
+    assert "print(" not in code
+    assert exit_codes(tmp_path, code, "selecting", [SELECT, SELECT_FIXED]) == [1, 0]
+    own = EMPTY_PREFIX.replace(
+        ">>> select('^', items)", ">>> from selecting import select\n>>> select('^', ['foo', ''])"
+    )
+    assert "items =" not in issue_tests(own, {"select": "selecting"})
+
+
+CHAIN = """class Chain:
+    def __init__(self, *steps):
+        self.steps = steps
+
+    def rewind(self):
+        self.position = 0
+
+    def next(self):
+        position = self.position
+        return self.steps[position - 1]
+"""
+CHAIN_CHECKED_AT_CREATION = CHAIN.replace(
+    "        self.steps = steps",
+    "        if not steps:\n            raise ValueError('no steps')\n        self.steps = steps",
+)
+CHAIN_CHECKED_AT_USE = CHAIN.replace(
+    "        return self.steps[position - 1]",
+    "        if not self.steps:\n            raise ValueError('no steps')\n"
+    "        return self.steps[position - 1]",
+)
+EMPTY_CHAIN = """A chain without steps fails only when it is used:
+
+```pycon
+>>> from chain import Chain
+>>> c = Chain()
+>>> c.rewind()
+>>> c.next()
+Traceback (most recent call last):
+  ...
+IndexError: tuple index out of range
+```
+
+The same `IndexError` comes out of `Runner(wait=Chain())` as soon as it has to wait.
+
+Expected: a `Chain()` without steps is rejected with a clear `ValueError` where it is created,
+instead of an `IndexError` from inside a running loop.
+"""
+
+
+def test_an_expected_exception_may_come_from_where_the_bad_input_is_given(
+    tmp_path: Path,
+) -> None:
+    """The expectation comes after a call the prose writes (`Runner(...)`), and the fix may
+    raise where the chain is made rather than where the session shows the crash: both fixes
+    pass the test, the release fails it. A call that shows no value (`c.rewind()`) is run
+    before the one checked."""
+    code = issue_tests(EMPTY_CHAIN, {"Chain": "chain"})
+    assert (
+        "from chain import Chain\n    with pytest.raises(ValueError):\n"
+        "        c = Chain()\n        c.rewind()\n        c.next()"
+    ) in code
+    versions = [CHAIN, CHAIN_CHECKED_AT_CREATION, CHAIN_CHECKED_AT_USE]
+    assert exit_codes(tmp_path, code, "chain", versions) == [1, 0, 0]
+
+
+def test_a_quoted_input_is_not_the_value_expected_of_an_object() -> None:
+    """The session shows an object; the only literal of the prose is the input it quotes: no
+    test compares the object with that string (it could never pass)."""
+    issue = (
+        ">>> from dates import parse\n>>> parse('2020-01-02T')\ndatetime.date(2020, 1, 1)\n\n"
+        "Expected: `'2020-01-02T'` parses to the second of January.\n"
+    )
+    assert issue_tests(issue, {}) == ""
+    text = ">>> from names import title\n>>> title('ab')\n'ab'\n\nExpected: `'Ab'`.\n"
+    assert "assert (title('ab')) == 'Ab'" in issue_tests(text, {})
+
+
+MARKS = """def render(text, strong="**"):
+    mark = strong[0] + strong[1:]
+    return text.replace("<b>", mark).replace("</b>", mark) + "\\n\\n"
+"""
+MARKS_FIXED = MARKS.replace("strong[0] + strong[1:]", "strong")
+INDENTED_SCRIPT = """IndexError on an empty strong mark
+
+- marks 1.0
+- Test script
+
+    ```python
+    from marks import render
+    result = render("A <b>B</b>", strong="")
+    print(result)
+    # expected output: A B
+    ```
+"""
+
+
+def test_a_script_in_a_list_item_and_its_expected_output_comment_make_a_test(
+    tmp_path: Path,
+) -> None:
+    """The script is indented under a list item; its `# expected output:` is what `print`
+    shows, not a literal: the test compares `str(result)`, the ends' whitespace aside."""
+    code = issue_tests(INDENTED_SCRIPT, {"render": "marks"})
+    assert "    assert str(result).strip() == 'A B'" in code
+    assert exit_codes(tmp_path, code, "marks", [MARKS, MARKS_FIXED]) == [1, 0]

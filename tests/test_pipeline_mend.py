@@ -206,3 +206,19 @@ def test_an_assertion_of_what_the_issue_reports_as_the_bug_is_removed() -> None:
     ]
     alone = "def test_issue():\n    assert days_in_month(2000, 2) == 28\n"
     assert mended(alone, reported=tuple(reported))[0] == alone  # its only assertion: kept
+
+
+def test_a_name_spelled_with_other_capitals_is_respelled_as_the_repository_spells_it() -> None:
+    """`naturalDay` is the repository's `naturalday` (then imported), `true` the builtin
+    `True`; `KEy` stays: the repository has both `key` and `Key`."""
+    test = "def test_day():\n    assert naturalDay('é', KEy) == true\n"
+    text, notes = mended(test)
+    assert text == (
+        "from pkg.time import naturalday\n"
+        "def test_day():\n    assert naturalday('é', KEy) == True\n"
+    )
+    assert notes == [
+        "`naturalDay` spelled `naturalday`, as the repository (or Python) spells it",
+        "`true` spelled `True`, as the repository (or Python) spells it",
+        "added `from pkg.time import naturalday`",
+    ]

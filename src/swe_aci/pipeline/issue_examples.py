@@ -77,11 +77,7 @@ def issue_tests(
     and `exceptions` as `importable_names` and `exception_names` give them."""
     found = sessions(issue)
     bodies = [
-        *(
-            body
-            for statements, prose in found
-            for body in session_tests(statements, prose, exceptions)
-        ),
+        *(body for session in found for body in session_tests(session, exceptions)),
         *paired_session_tests(found),
         *inline_tests(issue, importable),
         *contrast_tests(issue, importable),

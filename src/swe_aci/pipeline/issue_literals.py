@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import re
+import textwrap
 
 PROMPT = re.compile(r"^\s*>>> ?(.*)$")
 EXPECTATION = re.compile(
@@ -22,6 +23,11 @@ PLAIN_LITERAL = re.compile(
 SENTENCE_END = re.compile(r"(?<!\d)\.(?:\s|$)|\n\s*\n")
 CALL = re.compile(r"`([A-Za-z_][\w.]*\([^`\n]*\))`|(?<![\w.`])([A-Za-z_][\w.]*\([^()\n]*\))")
 FENCE = re.compile(r"```[\w+-]*[^\n]*\n(.*?)(?:```|\Z)", re.DOTALL)
+
+
+def code_blocks(text: str) -> list[str]:
+    """The fenced code blocks of `text`, dedented (a block inside a list item is indented)."""
+    return [textwrap.dedent(block) for block in FENCE.findall(text)]
 
 
 def literal(text: str) -> str | None:

@@ -12,11 +12,11 @@ import re
 from swe_aci.pipeline.issue_literals import (
     BACKTICKS,
     CALL,
-    FENCE,
     PLAIN_LITERAL,
     PROMPT,
     SENTENCE_END,
     check,
+    code_blocks,
     expected_literals,
     expected_value,
     literal,
@@ -165,30 +165,39 @@ def contrast_tests(issue: str, importable: dict[str, str]) -> list[list[str]]:
     return bodies
 
 
+EXPECTED_COMMENT = re.compile(r"(?i)\s*#\s*expected(?P<output>\s+output)?\s*:\s*(?P<shown>.+)$")
+
+
 def scripts(issue: str) -> list[list[str]]:
     """The lines of each code block of the issue that is a script (it parses, no `>>>`)."""
     return [
         block.rstrip().splitlines()
-        for block in FENCE.findall(issue)
+        for block in code_blocks(issue)
         if not PROMPT.search(block) and parse(block) is not None
     ]
 
 
 def expected_comment_tests(issue: str) -> list[list[str]]:
-    """A code block whose `print(x)` is followed by `# expected: <literal>`."""
+    """A code block whose `print(x)` is followed by `# expected: <literal>`, or by `# expected
+    output: <text>` as `print` shows it (compared with `str(x)`, its ends' whitespace aside)."""
     bodies = []
     for lines in scripts(issue):
         for number, line in enumerate(lines):
-            match = re.match(r"\s*#\s*expected\s*:\s*(.+)$", line, re.IGNORECASE)
+            match = EXPECTED_COMMENT.match(line)
             printed = [
                 (index, found.group(1))
                 for index in range(number - 1, -1, -1)
                 if (found := re.match(r"print\((.*)\)\s*$", lines[index]))
             ]
-            if match and printed and (value := literal(match.group(1))):
-                index, expression = printed[0]
-                code = [item for item in lines[:index] if not item.lstrip().startswith("#")]
+            if not (match and printed):
+                continue
+            index, expression = printed[0]
+            code = [item for item in lines[:index] if not item.lstrip().startswith("#")]
+            shown = match.group("shown").strip()
+            if value := literal(shown):
                 bodies.append([*code, check(expression, value)])
+            elif match.group("output"):
+                bodies.append([*code, f"assert str({expression}).strip() == {shown!r}"])
     return bodies
 
 

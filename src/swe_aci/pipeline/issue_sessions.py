@@ -12,6 +12,7 @@ import itertools
 import re
 from dataclasses import dataclass, field
 
+from swe_aci.pipeline.imports import bound_names, unbound_uses
 from swe_aci.pipeline.issue_literals import (
     BACKTICKS,
     EXPECTATION,
@@ -19,12 +20,15 @@ from swe_aci.pipeline.issue_literals import (
     REPR_PREFIX,
     before_next_call,
     check,
+    code_blocks,
     expected_literals,
     indent,
     literal,
 )
 from swe_aci.pipeline.skeleton import parse
 
+OBJECT_SHOWN = re.compile(r"^(?:[A-Za-z_][\w.]*\(.*\)|<.*>)$")  # `datetime.time(...)`, `<Foo>`
+IMPORT = re.compile(r"^\s*(?:import|from)\s+[\w.]+")
 CONTINUATION = re.compile(r"^\s*\.\.\. ?(.*)$")
 EXCEPTION_LINE = re.compile(r"^\s*([A-Za-z_][\w.]*(?:Error|Exception|Warning|Exit|Interrupt))\b:?")
 MESSAGE_WORDS = re.compile(r"(?i)\b(message|warning|warns?)\b")
@@ -59,6 +63,12 @@ class Statement:
         return None
 
     @property
+    def sets_up(self) -> bool:
+        """Whether a test runs it before the statement it checks: it raised nothing and shows
+        no value (an assignment, an import, a call whose value is None: `s.set_result(None)`)."""
+        return not self.raised and (self.expression is None or not self.output)
+
+    @property
     def expression(self) -> str | None:
         tree = parse(self.source)
         if tree is not None and len(tree.body) == 1 and isinstance(tree.body[0], ast.Expr):
@@ -66,8 +76,20 @@ class Statement:
         return None
 
 
-def sessions(issue: str) -> list[tuple[list[Statement], str]]:
-    """Each `>>>` session with the prose after it (up to the next session)."""
+@dataclass
+class Session:
+    """A `>>>` session, the prose after it (up to the next session), and the setup it needs:
+    the definitions of the issue's scripts before it (a code block without `>>>`: imports,
+    assignments, functions, classes) when the session reads a name they bind and it does not
+    (`soup = BeautifulSoup(...)` in the block above `>>> sv.select('[href^=""]', soup)`)."""
+
+    statements: list[Statement]
+    prose: str
+    setup: list[str] = field(default_factory=list)
+
+
+def sessions(issue: str) -> list[Session]:
+    """Each `>>>` session of the issue, in order."""
     found: list[tuple[list[Statement], int, int]] = []
     lines = issue.splitlines()
     current: list[Statement] = []
@@ -96,10 +118,49 @@ def sessions(issue: str) -> list[tuple[list[Statement], str]]:
     if current:
         found.append((current, start, end))
     result = []
-    for index, (statements, _start, last) in enumerate(found):
+    for index, (statements, start, last) in enumerate(found):
         following = found[index + 1][1] if index + 1 < len(found) else len(lines)
-        result.append((statements, "\n".join(lines[last + 1 : following])))
+        prose = "\n".join(lines[last + 1 : following])
+        before = "\n".join(lines[:start])
+        result.append(Session(statements, prose, setup_for(statements, before)))
     return result
+
+
+DEFINITIONS = (
+    ast.Import,
+    ast.ImportFrom,
+    ast.Assign,
+    ast.AnnAssign,
+    ast.FunctionDef,
+    ast.AsyncFunctionDef,
+    ast.ClassDef,
+)
+
+
+def setup_for(statements: list[Statement], before: str) -> list[str]:
+    """The definitions of the scripts in `before` when the statements read a name they bind
+    (their other statements, calls and prints, are the reporter's demonstration, left out)."""
+    tree = parse("\n".join(s.source for s in statements))
+    if tree is None:
+        return []
+    definitions: list[tuple[str, ast.stmt]] = []
+    for block in code_blocks(before):
+        script = None if PROMPT.search(block) else parse(block)
+        if script is not None:
+            definitions.extend((block, n) for n in script.body if isinstance(n, DEFINITIONS))
+    bound = bound_names(ast.Module(body=[node for _, node in definitions], type_ignores=[]))
+    if not set(unbound_uses(tree)) & (bound - set(dir(builtins))):
+        return []
+    return [ast.get_source_segment(block, node) or "" for block, node in definitions]
+
+
+def comparable(output: list[str], expected: str) -> bool:
+    """Whether a value shown as `output` can be the `expected` one: not a string where the
+    session shows an object (`datetime.time(15, 33, 42, 123456)`), which the prose's quoted
+    input (`'15:33:42.1234557'`) would otherwise be taken to be."""
+    if expected.startswith(REPR_PREFIX) or not isinstance(ast.literal_eval(expected), str):
+        return True
+    return not OBJECT_SHOWN.match(" ".join(output).strip())
 
 
 def shown_as(output: list[str], expected: str) -> bool:
@@ -154,7 +215,7 @@ def message_test(statements: list[Statement], statement: Statement, message: str
     if "." not in name and name not in BUILTIN_EXCEPTIONS:
         name = "Exception"
     index = statements.index(statement)
-    setup = [s.source for s in statements[:index] if not s.raised and s.expression is None]
+    setup = [s.source for s in statements[:index] if s.sets_up]
     return [
         *imports_for(name),
         *setup,
@@ -170,15 +231,16 @@ def imports_for(name: str) -> list[str]:
     return [f"import {module}"] if module else []
 
 
-def session_tests(
-    statements: list[Statement], prose: str, exceptions: frozenset[str]
-) -> list[list[str]]:
+def session_tests(session: Session, exceptions: frozenset[str]) -> list[list[str]]:
     """Test bodies (lines) from one session; `exceptions`: the repository's exception classes
-    (the test imports the one it expects: `with_imports`)."""
+    (the test imports the one it expects: `with_imports`). The exception expected is looked
+    for in all the prose after the session, the literals only up to its next call (literals
+    after a call belong to it)."""
+    statements, prose = session.statements, session.prose
     shown = [s for s in statements if s.expression and s.output and not s.raised]
     raising = [s for s in statements if s.raised]
     expected = expected_literals(before_next_call(prose))
-    named = expected_exception(before_next_call(prose), exceptions)
+    named = expected_exception(prose, exceptions)
     importable = BUILTIN_EXCEPTIONS | exceptions
     # a bare name the test could not import: no exception to expect, and no call that must run
     exception = named if named and ("." in named or named in importable) else None
@@ -190,18 +252,19 @@ def session_tests(
             else:
                 checks.append((statement, "runs"))
     elif expected and shown:
+        pairs: list[tuple[Statement, str]] = []
         if len(expected) == 1:
-            targets = [s for s in shown if not shown_as(s.output, expected[0])]
-            checks.extend((s, expected[0]) for s in targets)
+            pairs = [(s, expected[0]) for s in shown if not shown_as(s.output, expected[0])]
         elif len(expected) == len(shown):
-            checks.extend(zip(shown, expected, strict=True))
+            pairs = list(zip(shown, expected, strict=True))
+        checks.extend((s, value) for s, value in pairs if comparable(s.output, value))
     messages = [
         (s, wanted)
         for s in raising
         if s.message and (wanted := expected_message(s.message, before_next_call(prose)))
     ]
     if not checks and messages:
-        return [message_test(statements, s, wanted) for s, wanted in messages]
+        return [[*session.setup, *message_test(statements, s, wanted)] for s, wanted in messages]
     if not checks and raising and not MESSAGE_WORDS.search(prose) and not named:
         checks.extend((s, "runs") for s in raising)
     if not checks and raising and exception:
@@ -209,28 +272,33 @@ def session_tests(
     bodies = []
     for statement, wanted in checks:
         index = statements.index(statement)
-        setup = [s.source for s in statements[:index] if not s.raised and s.expression is None]
-        body = [*setup]
+        earlier = [s.source for s in statements[:index] if s.sets_up]
+        body = [*session.setup, *earlier]
         if wanted == "runs":
             body.append(statement.source)
         elif wanted.startswith("raises:"):
+            # the statements before it raise inside too: a fix may reject the bad input where
+            # it is first given (`wait_chain()`) rather than where the session shows the crash
             name = wanted.removeprefix("raises:")
-            body = [*imports_for(name), *body, f"with pytest.raises({name}):"]
-            body.append(indent(statement.source))
+            imports = [source for source in earlier if IMPORT.match(source)]
+            inside = [source for source in earlier if source not in imports]
+            body = [*imports_for(name), *session.setup, *imports, f"with pytest.raises({name}):"]
+            body.extend(indent(source) for source in [*inside, statement.source])
         else:
             body.append(check(statement.expression or statement.source, wanted))
         bodies.append(body)
     return bodies
 
 
-def paired_session_tests(found: list[tuple[list[Statement], str]]) -> list[list[str]]:
+def paired_session_tests(found: list[Session]) -> list[list[str]]:
     """Test bodies from two sessions in a row that run the same statements, with an
     expectation word between them ("Expected, with every uppercase counterpart:"): the first
     shows what the code gives, the second what it should; each statement whose output differs
     is checked against the second's."""
     bodies = []
-    for (actual, prose), (wanted, _) in itertools.pairwise(found):
-        if not EXPECTATION.search(prose) or [s.source for s in actual] != [
+    for first, second in itertools.pairwise(found):
+        actual, wanted = first.statements, second.statements
+        if not EXPECTATION.search(first.prose) or [s.source for s in actual] != [
             s.source for s in wanted
         ]:
             continue
@@ -239,8 +307,8 @@ def paired_session_tests(found: list[tuple[list[Statement], str]]) -> list[list[
                 continue
             assertion = output_check(expected)
             if assertion is not None:
-                setup = [s.source for s in wanted[:index] if s.expression is None]
-                bodies.append([*setup, assertion])
+                setup = [s.source for s in wanted[:index] if s.sets_up]
+                bodies.append([*second.setup, *setup, assertion])
     return bodies
 
 

@@ -10,7 +10,13 @@ from __future__ import annotations
 import ast
 import re
 
-from swe_aci.pipeline.imports import missing_imports, with_import_lines
+from swe_aci.pipeline.imports import (
+    bound_names,
+    import_for,
+    missing_imports,
+    unbound_uses,
+    with_import_lines,
+)
 from swe_aci.pipeline.skeleton import parse
 
 WARNINGS_AS_ERRORS = re.compile(r"""(simplefilter|filterwarnings)\(\s*['"]error|-W\s*error""")
@@ -71,9 +77,40 @@ def mend_test(
         for assertion in dropped
     )
     names = {**importable, **dict.fromkeys(module_names, module)}
+    mended, respelled = with_names_cased(mended, names)
+    notes.extend(
+        f"`{old}` spelled `{new}`, as the repository (or Python) spells it"
+        for old, new in respelled
+    )
     statements = missing_imports(mended, names)
     notes.extend(f"added `{statement}`" for statement in statements)
     return with_import_lines(mended, statements), notes
+
+
+def with_names_cased(test: str, importable: dict[str, str]) -> tuple[str, list[tuple[str, str]]]:
+    """The test with each name it reads, never binds and could not import, spelled as the one
+    name of the repository (`importable`), of the test itself or a builtin that differs from it
+    only in case (`HTML2text()` where the module defines `HTML2Text`); and the names respelled."""
+    tree = parse(test)
+    if tree is None:
+        return test, []
+    spellings: dict[str, set[str]] = {}
+    for name in {*importable, *bound_names(tree)}:
+        spellings.setdefault(name.lower(), set()).add(name)
+    respelled = {
+        name: spelling
+        for name, attributes in unbound_uses(tree).items()
+        if import_for(name, attributes, importable) is None
+        and len(found := spellings.get(name.lower(), set())) == 1
+        and (spelling := next(iter(found))) != name
+    }
+    lines = [line.encode() for line in test.splitlines(keepends=True)]
+    uses = [n for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id in respelled]
+    for node in sorted(uses, key=lambda n: (n.lineno, n.col_offset), reverse=True):
+        line = lines[node.lineno - 1]  # the offsets count UTF-8 bytes
+        new = respelled[node.id].encode()
+        lines[node.lineno - 1] = line[: node.col_offset] + new + line[node.end_col_offset :]
+    return b"".join(lines).decode(), list(respelled.items())
 
 
 def without_reported_outputs(test: str, reported: list[tuple[str, str]]) -> tuple[str, list[str]]:
