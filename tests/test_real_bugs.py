@@ -21,7 +21,14 @@ from swe_aci.cli import app
 from swe_aci.tasks import Task
 
 DATASETS = Path(__file__).resolve().parents[1] / "datasets"
-SETS = ("real_bugs", "held_out_bugs", "held_out_bugs_2", "held_out_bugs_3", "held_out_bugs_4")
+SETS = (
+    "real_bugs",
+    "held_out_bugs",
+    "held_out_bugs_2",
+    "held_out_bugs_3",
+    "held_out_bugs_4",
+    "held_out_bugs_5",
+)
 PLAIN = {"NO_COLOR": "1", "FORCE_COLOR": None, "TTY_COMPATIBLE": None, "COLUMNS": "200"}
 
 
