@@ -474,19 +474,26 @@ instead of an `IndexError` from inside a running loop.
 """
 
 
-def test_an_expected_exception_may_come_from_where_the_bad_input_is_given(
-    tmp_path: Path,
-) -> None:
-    """The expectation comes after a call the prose writes (`Runner(...)`), and the fix may
-    raise where the chain is made rather than where the session shows the crash: both fixes
-    pass the test, the release fails it. A call that shows no value (`c.rewind()`) is run
-    before the one checked."""
+def test_an_expected_exception_is_raised_where_the_prose_says(tmp_path: Path) -> None:
+    """The expectation comes after a call the prose writes (`Runner(...)`). It names the call
+    that must raise (`Chain()`, "where it is created"): a fix that raises only when the chain is
+    used fails. Where the prose names none, the exception may come from any statement of the
+    session, and both fixes pass. The release fails either way; a call that shows no value
+    (`c.rewind()`) runs before the one checked."""
+    versions = [CHAIN, CHAIN_CHECKED_AT_CREATION, CHAIN_CHECKED_AT_USE]
     code = issue_tests(EMPTY_CHAIN, {"Chain": "chain"})
+    assert (
+        "from chain import Chain\n    with pytest.raises(ValueError):\n        c = Chain()\n"
+        in code
+    )
+    assert "rewind" not in code
+    assert exit_codes(tmp_path, code, "chain", versions) == [1, 0, 1]
+    unnamed = EMPTY_CHAIN.replace("a `Chain()` without steps", "a chain without steps")
+    code = issue_tests(unnamed, {"Chain": "chain"})
     assert (
         "from chain import Chain\n    with pytest.raises(ValueError):\n"
         "        c = Chain()\n        c.rewind()\n        c.next()"
     ) in code
-    versions = [CHAIN, CHAIN_CHECKED_AT_CREATION, CHAIN_CHECKED_AT_USE]
     assert exit_codes(tmp_path, code, "chain", versions) == [1, 0, 0]
 
 

@@ -28,6 +28,7 @@ from swe_aci.pipeline.issue_literals import (
 from swe_aci.pipeline.skeleton import parse
 
 OBJECT_SHOWN = re.compile(r"^(?:[A-Za-z_][\w.]*\(.*\)|<.*>)$")  # `datetime.time(...)`, `<Foo>`
+CALL_SPAN = re.compile(r"^[A-Za-z_][\w.]*\(.*\)$")
 IMPORT = re.compile(r"^\s*(?:import|from)\s+[\w.]+")
 CONTINUATION = re.compile(r"^\s*\.\.\. ?(.*)$")
 EXCEPTION_LINE = re.compile(r"^\s*([A-Za-z_][\w.]*(?:Error|Exception|Warning|Exit|Interrupt))\b:?")
@@ -245,7 +246,9 @@ def session_tests(session: Session, exceptions: frozenset[str]) -> list[list[str
     # a bare name the test could not import: no exception to expect, and no call that must run
     exception = named if named and ("." in named or named in importable) else None
     checks: list[tuple[Statement, str]] = []
-    if exception:
+    if exception and (raiser := named_raiser(statements, prose)):
+        checks.append((raiser, f"raises at:{exception}"))
+    elif exception:
         for statement in [*shown, *raising]:
             if not statement.source.lstrip().startswith("try"):
                 checks.append((statement, f"raises:{exception}"))
@@ -276,9 +279,13 @@ def session_tests(session: Session, exceptions: frozenset[str]) -> list[list[str
         body = [*session.setup, *earlier]
         if wanted == "runs":
             body.append(statement.source)
+        elif wanted.startswith("raises at:"):
+            name = wanted.removeprefix("raises at:")
+            body = [*imports_for(name), *body, f"with pytest.raises({name}):"]
+            body.append(indent(statement.source))
         elif wanted.startswith("raises:"):
             # the statements before it raise inside too: a fix may reject the bad input where
-            # it is first given (`wait_chain()`) rather than where the session shows the crash
+            # it is first given rather than where the session shows the crash
             name = wanted.removeprefix("raises:")
             imports = [source for source in earlier if IMPORT.match(source)]
             inside = [source for source in earlier if source not in imports]
@@ -288,6 +295,23 @@ def session_tests(session: Session, exceptions: frozenset[str]) -> list[list[str
             body.append(check(statement.expression or statement.source, wanted))
         bodies.append(body)
     return bodies
+
+
+def named_raiser(statements: list[Statement], prose: str) -> Statement | None:
+    """The statement the expectation names as the one to raise: the first whose code holds a
+    call the prose writes in backticks after its expectation word ("rejected with a `ValueError`
+    where it is created (`tenacity.wait_chain()` ... raise)" names `fn = tenacity.wait_chain()`)."""
+    start = EXPECTATION.search(prose)
+    if start is None:
+        return None
+    calls = [span for span in BACKTICKS.findall(prose[start.end() :]) if CALL_SPAN.match(span)]
+    for statement in statements:
+        code = re.sub(r"\s+", "", statement.source)
+        if not statement.source.lstrip().startswith("try") and any(
+            re.sub(r"\s+", "", call) in code for call in calls
+        ):
+            return statement
+    return None
 
 
 def paired_session_tests(found: list[Session]) -> list[list[str]]:
