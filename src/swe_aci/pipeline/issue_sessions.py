@@ -27,8 +27,7 @@ from swe_aci.pipeline.issue_literals import (
 )
 from swe_aci.pipeline.skeleton import parse
 
-OBJECT_SHOWN = re.compile(r"^(?:[A-Za-z_][\w.]*\(.*\)|<.*>)$")  # `datetime.time(...)`, `<Foo>`
-CALL_SPAN = re.compile(r"^[A-Za-z_][\w.]*\(.*\)$")
+CALL_SHAPED = re.compile(r"^[A-Za-z_][\w.]*\(.*\)$")  # `f(x)`, `datetime.time(15, 33)`
 IMPORT = re.compile(r"^\s*(?:import|from)\s+[\w.]+")
 CONTINUATION = re.compile(r"^\s*\.\.\. ?(.*)$")
 EXCEPTION_LINE = re.compile(r"^\s*([A-Za-z_][\w.]*(?:Error|Exception|Warning|Exit|Interrupt))\b:?")
@@ -161,7 +160,8 @@ def comparable(output: list[str], expected: str) -> bool:
     input (`'15:33:42.1234557'`) would otherwise be taken to be."""
     if expected.startswith(REPR_PREFIX) or not isinstance(ast.literal_eval(expected), str):
         return True
-    return not OBJECT_SHOWN.match(" ".join(output).strip())
+    shown = " ".join(output).strip()
+    return not (CALL_SHAPED.match(shown) or (shown.startswith("<") and shown.endswith(">")))
 
 
 def shown_as(output: list[str], expected: str) -> bool:
@@ -304,7 +304,7 @@ def named_raiser(statements: list[Statement], prose: str) -> Statement | None:
     start = EXPECTATION.search(prose)
     if start is None:
         return None
-    calls = [span for span in BACKTICKS.findall(prose[start.end() :]) if CALL_SPAN.match(span)]
+    calls = [span for span in BACKTICKS.findall(prose[start.end() :]) if CALL_SHAPED.match(span)]
     for statement in statements:
         code = re.sub(r"\s+", "", statement.source)
         if not statement.source.lstrip().startswith("try") and any(
