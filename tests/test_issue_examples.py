@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from issue_helpers import exit_codes
 from swe_aci.evaluate.parsers import TestStatus
 from swe_aci.pipeline.issue_examples import (
     exception_names,
@@ -21,23 +22,6 @@ from swe_aci.pipeline.issue_examples import (
 )
 from swe_aci.pipeline.reproduction import accepted_issue_tests, keep_tests
 from swe_aci.pipeline.sandbox import TestRun
-
-
-def exit_codes(directory: Path, test: str, module: str, versions: list[str]) -> list[int]:
-    """pytest's exit code on the test module `test` with each version of `module`."""
-    codes = []
-    for version in versions:
-        (directory / f"{module}.py").write_text(version)
-        (directory / "test_issue.py").write_text(test)
-        run = subprocess.run(
-            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_issue.py"],
-            cwd=directory,
-            capture_output=True,
-            text=True,
-            env={**os.environ, "PYTHONPATH": str(directory)},
-        )
-        codes.append(run.returncode)
-    return codes
 
 
 def test_a_session_and_a_sentence_give_a_test_each() -> None:

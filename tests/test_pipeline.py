@@ -184,6 +184,7 @@ def test_without_an_example_the_models_test_decides_and_more_samples_are_drawn(
         "local",
         "strategy.repair.temperatures=[0.0]",
         "strategy.repair.more_temperatures=[0.9, 1.0, 1.1, 1.2]",
+        "strategy.repair.locations=1",
     )
     result = run_on_wordcount(config, tmp_path, PLAIN_ISSUE)
     assert result.exit_status == "submitted"

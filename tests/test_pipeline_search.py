@@ -143,6 +143,35 @@ def test_a_candidate_that_only_breaks_existing_tests_is_not_submitted(tmp_path: 
     assert "breaks 1 existing tests" in steps["choose"]["observation"]
 
 
+REPRODUCTION = fenced(
+    "from wordcount import top_words\n\n\ndef test_issue():\n"
+    "    assert top_words('a b c a b a', 3) == [('a', 3), ('b', 2), ('c', 1)]\n"
+)
+
+
+def test_every_next_target_gets_a_first_sample_before_the_first_gets_more(
+    tmp_path: Path,
+) -> None:
+    """While nothing passes, the first target's first samples, then the next target's and the
+    pair's first sample, then the first target's more samples; the right block, for the first
+    target, is found among its more samples."""
+    script = [REPRODUCTION, "I do not know.", "I do not know.", "I do not know.", RIGHT_BLOCK]
+    result, steps = run(tmp_path, script, PLAIN_ISSUE, *BLOCKS_ONLY,
+                        "strategy.repair.more_temperatures=[0.9]",
+                        "strategy.repair.locations=2")  # fmt: skip
+    repairs = [action for action in steps if action.startswith("repair ")]
+    first, second = "wordcount/counter.py::top_words", "wordcount/counter.py::words"
+    assert repairs == [
+        f"repair 1/2 (T=0) {first}",
+        f"repair 1/2 (T=0) {second}",
+        f"repair 1/2 (T=0) {first} + {second}",
+        f"repair 2/2 (T=0.9) {first}",
+    ]
+    assert steps[repairs[1]]["pipeline"]["phase"] == "next target"
+    assert steps[repairs[3]]["pipeline"]["phase"] == "more samples"
+    assert result.exit_status == "submitted" and "+    return ranked[:n]" in result.submission
+
+
 def test_the_repositorys_addopts_do_not_break_the_pipelines_test_runs(tmp_path: Path) -> None:
     """`addopts = --cov` in setup.cfg: a plugin-free pytest refuses it on usage, so the baseline
     was "0 pass of 0"; with `-o addopts=''` the repository's tests run."""

@@ -117,11 +117,12 @@ def test_the_suspects_of_a_traceback_are_sampled_round_by_round(tmp_path: Path) 
     assert result.exit_status == "submitted" and "len(part) > 1" in result.submission
 
 
-def test_the_documentations_examples_are_not_localized() -> None:
+def test_the_documentations_examples_and_the_build_script_are_not_localized() -> None:
     tree = {
         "docs/advanced/vprefix.py": "class VPrefix:\n    def parse(self):\n        pass\n",
         "src/semver/version.py": "class Version:\n    def parse(self):\n        pass\n",
         "tests/test_version.py": "def test_parse():\n    pass\n",
+        "setup.py": "setup_kwargs = {}\n\n\ndef build(setup_kwargs):\n    pass\n",
     }
     assert [document.path for document in documents_of(tree)] == ["src/semver/version.py"]
 

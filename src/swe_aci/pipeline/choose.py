@@ -175,17 +175,22 @@ def related_tests(tree: dict[str, str], path: str, name: str, limit: int) -> lis
 
 
 DOCUMENTATION_DIRECTORIES = {"doc", "docs", "documentation"}
+# the project's build and task scripts at its root: they run setuptools or nox, they are not the
+# library (backoff's issue passes `max_time=...` and poetry's setup.py has `setup_kwargs`)
+BUILD_SCRIPTS = {"setup.py", "noxfile.py", "fabfile.py", "conftest.py"}
 
 
 def documents_of(tree: dict[str, str], extensions: tuple[str, ...] = (".py",)) -> list[Document]:
     """The source files BM25 ranks: not tests, not the documentation's examples (a bug report
-    quoting the docs' example class would otherwise send the repair there)."""
+    quoting the docs' example class would otherwise send the repair there), not the build
+    scripts at the root."""
     return [
         Document(path, text)
         for path, text in sorted(tree.items())
         if path.endswith(extensions)
         and not is_test_path(path)
         and path.split("/")[0].lower() not in DOCUMENTATION_DIRECTORIES
+        and path not in BUILD_SCRIPTS
     ]
 
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from swe_aci.pipeline.imports import with_imports
 from swe_aci.pipeline.issue_literals import PROMPT, indent
+from swe_aci.pipeline.issue_outputs import printed_output_tests
 from swe_aci.pipeline.issue_prose import (
     comparison_tests,
     contrast_tests,
@@ -84,6 +85,7 @@ def issue_tests(
         *comparison_tests(issue, importable),
         *expected_comment_tests(issue),
         *unwanted_warning_tests(issue),
+        *printed_output_tests(issue),
     ]
     functions = []
     seen: set[str] = set()

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import ast
 import builtins
-import itertools
 import re
 from dataclasses import dataclass, field
 
@@ -315,23 +314,32 @@ def named_raiser(statements: list[Statement], prose: str) -> Statement | None:
 
 
 def paired_session_tests(found: list[Session]) -> list[list[str]]:
-    """Test bodies from two sessions in a row that run the same statements, with an
-    expectation word between them ("Expected, with every uppercase counterpart:"): the first
-    shows what the code gives, the second what it should; each statement whose output differs
-    is checked against the second's."""
+    """Test bodies from two sessions that run the same statements, the second right after an
+    expectation word ("Expected, with every uppercase counterpart:"): the first (the nearest
+    before it; num2words shows another call in between, "Below -1 it is correct") shows what
+    the code gives, the second what it should; each statement whose output differs is checked
+    against the second's."""
     bodies = []
-    for first, second in itertools.pairwise(found):
-        actual, wanted = first.statements, second.statements
-        if not EXPECTATION.search(first.prose) or [s.source for s in actual] != [
-            s.source for s in wanted
-        ]:
+    for index in range(1, len(found)):
+        second = found[index]
+        sources = [statement.source for statement in second.statements]
+        first = next(
+            (
+                session
+                for session in reversed(found[:index])
+                if [statement.source for statement in session.statements] == sources
+            ),
+            None,
+        )
+        if first is None or not EXPECTATION.search(found[index - 1].prose):
             continue
-        for index, (shown, expected) in enumerate(zip(actual, wanted, strict=True)):
+        actual, wanted = first.statements, second.statements
+        for number, (shown, expected) in enumerate(zip(actual, wanted, strict=True)):
             if not expected.output or shown.output == expected.output or expected.raised:
                 continue
             assertion = output_check(expected)
             if assertion is not None:
-                setup = [s.source for s in wanted[:index] if s.sets_up]
+                setup = [s.source for s in wanted[:number] if s.sets_up]
                 bodies.append([*second.setup, *setup, assertion])
     return bodies
 

@@ -51,7 +51,8 @@ class Search:
     samples: int = 0
 
     def run(self, tree: dict[str, str], candidates: list[Location], by_rounds: bool) -> None:
-        """Target by target, or, `by_rounds` (the traceback put several functions under
+        """Target by target, each next target's first sample before the first target's more
+        samples (`first_looks`), or, `by_rounds` (the traceback put several functions under
         suspicion), every target's first sample, then every target's second, and so on."""
         config = self.strategy.repair
         order = search_order(candidates, config.locations)
@@ -60,6 +61,8 @@ class Search:
         runs = [self._schedule(index, target) for index, target in enumerate(order)]
         if by_rounds:
             runs = [[each for each in turn if each] for turn in itertools.zip_longest(*runs)]
+        elif self.reproduction is not None:
+            runs = first_looks(runs)
         if self._templates(tree, order, STRONG):
             return
         for run in runs:
@@ -190,3 +193,17 @@ class Search:
         thought = f"{source} sample kept ({phase})"
         self.record.step(action, thought, observation, details, reply, prompt)
         return group if new else None
+
+
+def first_looks(runs: list[list[Sample]]) -> list[list[Sample]]:
+    """The targets' samples in the order they are drawn while none passes: the first target's
+    first samples (`repair.temperatures`), then every next target's first sample, then the first
+    target's more samples, then the rest of each next target's. A fix outside the first target
+    is not left to samples the budget never reaches (rfc3986's regex constant was the third
+    target; the first took the whole budget, seven samples)."""
+    if len(runs) < 2:
+        return runs
+    first, nexts = runs[0], runs[1:]
+    more = [sample for sample in first if sample[4] == MORE_SAMPLES]
+    head = first[: len(first) - len(more)]
+    return [head, [run[0] for run in nexts if run], more, *[run[1:] for run in nexts]]

@@ -1,0 +1,109 @@
+"""Tests from an example that prints and the output the issue expects it to print: a script, or
+a `>>>` session whose shown values are all printed, then a code block of output that a
+paragraph with an expectation word introduces ("Expected output", "Expected: ... as with a
+header row:"). The test runs the
+example with its printed text captured and compares it with that block, line by line (the
+lines' trailing spaces and the blank lines around them aside; an object's address, `0x7f9b...`,
+matches any, `0x...`). Kept only when the block differs from the output the issue reports."""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from swe_aci.pipeline.issue_literals import EXPECTATION, FENCE, PROMPT, literal
+from swe_aci.pipeline.issue_sessions import sessions
+from swe_aci.pipeline.skeleton import parse
+
+ADDRESS = re.compile(r"0x(?:[0-9a-fA-F]+|\.\.\.)")
+
+
+def printed_output_tests(issue: str) -> list[list[str]]:
+    """One test body per printing example followed by the output it should print."""
+    blocks = list(FENCE.finditer(issue))
+    bodies = []
+    for index, block in enumerate(blocks):
+        example = printing_example(block.group(1))
+        if example is None:
+            continue
+        code, reported = example
+        expected = None
+        for before, later in zip(blocks[index:], blocks[index + 1 :], strict=False):
+            text = later.group(1)
+            if not output_like(text):
+                break
+            if EXPECTATION.search(introduction(issue[before.end() : later.start()])):
+                expected = text
+                break
+            reported = reported if reported is not None else text
+        if expected is None or lines(expected) == lines(reported or ""):
+            continue
+        bodies.append(printed_check(code, expected))
+    return bodies
+
+
+def introduction(prose: str) -> str:
+    """The paragraph that introduces the block after `prose` (its last): an expectation word
+    further back belongs to other sentences (schedule's "which ... should be today" comes
+    before "If I change it to ..., then the output is the following:" and that output)."""
+    return re.split(r"\n\s*\n", prose.strip())[-1]
+
+
+def printing_example(block: str) -> tuple[list[str], str | None] | None:
+    """The code of a block that prints, and the output it shows (a session's), if any: a script
+    that calls `print`, or a session whose every shown value is printed."""
+    if has_prompt(block):
+        found = sessions(block)
+        statements = [statement for session in found for statement in session.statements]
+        shown = [statement for statement in statements if statement.output]
+        if not shown or any(not prints(statement.source) for statement in shown):
+            return None
+        output = "\n".join(line for statement in shown for line in statement.output)
+        return [statement.source for statement in statements], output
+    if prints(block):
+        return block.rstrip().splitlines(), None
+    return None
+
+
+def prints(code: str) -> bool:
+    tree = parse(code)
+    return tree is not None and any(
+        isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "print"
+        for node in ast.walk(tree)
+    )
+
+
+def output_like(block: str) -> bool:
+    """Whether a block shows output, not code: no `>>>`, and it is not Python (a literal, a
+    value as printed, is)."""
+    if has_prompt(block) or not block.strip():
+        return False
+    return parse(block) is None or literal(block) is not None
+
+
+def has_prompt(block: str) -> bool:
+    return any(PROMPT.match(line) for line in block.splitlines())
+
+
+def lines(text: str) -> list[str]:
+    return [ADDRESS.sub("0x...", line.rstrip()) for line in text.strip("\n").splitlines()]
+
+
+def printed_check(code: list[str], expected: str) -> list[str]:
+    """The example run as the reporter ran it (a module of its own named `__main__`: a lambda
+    it prints is `<lambda>`, not a test's local), with `print`'s text captured, its lines
+    compared with `expected`'s."""
+    normalize = "line.rstrip()"
+    if ADDRESS.search(expected):
+        normalize = f're.sub({ADDRESS.pattern!r}, "0x...", line.rstrip())'
+    example = "\n".join(code) + "\n"
+    return [
+        "import contextlib",
+        "import io",
+        *(["import re"] if "re.sub" in normalize else []),
+        "printed = io.StringIO()",
+        "with contextlib.redirect_stdout(printed):",
+        f'    exec(compile({example!r}, "issue_example.py", "exec"), {{"__name__": "__main__"}})',
+        f"shown = [{normalize} for line in printed.getvalue().strip('\\n').splitlines()]",
+        f"assert shown == {lines(expected)!r}",
+    ]

@@ -1,0 +1,25 @@
+"""Running a test made from an issue against versions of the module it tests."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+
+def exit_codes(directory: Path, test: str, module: str, versions: list[str]) -> list[int]:
+    """pytest's exit code on the test module `test` with each version of `module`."""
+    codes = []
+    for version in versions:
+        (directory / f"{module}.py").write_text(version)
+        (directory / "test_issue.py").write_text(test)
+        run = subprocess.run(
+            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_issue.py"],
+            cwd=directory,
+            capture_output=True,
+            text=True,
+            env={**os.environ, "PYTHONPATH": str(directory)},
+        )
+        codes.append(run.returncode)
+    return codes
