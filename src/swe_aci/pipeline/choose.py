@@ -176,7 +176,7 @@ def related_tests(tree: dict[str, str], path: str, name: str, limit: int) -> lis
 
 DOCUMENTATION_DIRECTORIES = {"doc", "docs", "documentation"}
 # the project's build and task scripts at its root: they run setuptools or nox, they are not the
-# library (backoff's issue passes `max_time=...` and poetry's setup.py has `setup_kwargs`)
+# library (backoff's localizer chose the `setup_kwargs` of poetry's generated setup.py)
 BUILD_SCRIPTS = {"setup.py", "noxfile.py", "fabfile.py", "conftest.py"}
 
 

@@ -1,10 +1,9 @@
 """Tests from an example that prints and the output the issue expects it to print: a script, or
 a `>>>` session whose shown values are all printed, then a code block of output that a
-paragraph with an expectation word introduces ("Expected output", "Expected: ... as with a
-header row:"). The test runs the
-example with its printed text captured and compares it with that block, line by line (the
-lines' trailing spaces and the blank lines around them aside; an object's address, `0x7f9b...`,
-matches any, `0x...`). Kept only when the block differs from the output the issue reports."""
+paragraph with an expectation word introduces ("### Expected Output", "Expected: ... as with a
+header row:"). The test runs the example with its printed text captured and compares it with
+that block line by line (trailing spaces and the blank lines around aside; an object's address,
+`0x7f9b...`, matches any, `0x...`). None when the block is the output the issue reports."""
 
 from __future__ import annotations
 
