@@ -66,8 +66,8 @@ def test_the_pipeline_with_the_local_model_records_every_stage(tmp_path: Path) -
     actions = [step["action"] for step in trajectory["trajectory"]]
     stages = [action.split()[0] for action in actions]
     assert stages[0] == "localize" and stages[-1] == "choose", actions
-    # each target's samples numbered 1..N in the order they ran (target by target, or round by
-    # round when the reproduction's traceback named the targets), never more than scheduled
+    # each target's samples numbered 1..N in the order they ran (whatever the order of the
+    # targets: search.first_looks, or round by round), never more than scheduled
     repairs = [action.split(" ", 3) for action in actions if action.startswith("repair ")]
     assert repairs, actions
     numbers: dict[str, list[int]] = {}
