@@ -30,6 +30,11 @@ def code_blocks(text: str) -> list[str]:
     return [textwrap.dedent(block) for block in FENCE.findall(text)]
 
 
+def has_prompt(block: str) -> bool:
+    """Whether a code block holds a `>>>` line (a session, not a script or an output)."""
+    return any(PROMPT.match(line) for line in block.splitlines())
+
+
 def literal(text: str) -> str | None:
     """`text` when it is a Python literal (its canonical repr), else None."""
     try:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 import re
 
-from swe_aci.pipeline.issue_literals import EXPECTATION, FENCE, PROMPT, literal
+from swe_aci.pipeline.issue_literals import EXPECTATION, FENCE, has_prompt, literal
 from swe_aci.pipeline.issue_sessions import sessions
 from swe_aci.pipeline.skeleton import parse
 
@@ -78,10 +78,6 @@ def output_like(block: str) -> bool:
     if has_prompt(block) or not block.strip():
         return False
     return parse(block) is None or literal(block) is not None
-
-
-def has_prompt(block: str) -> bool:
-    return any(PROMPT.match(line) for line in block.splitlines())
 
 
 def lines(text: str) -> list[str]:

@@ -13,12 +13,12 @@ from swe_aci.pipeline.issue_literals import (
     BACKTICKS,
     CALL,
     PLAIN_LITERAL,
-    PROMPT,
     SENTENCE_END,
     check,
     code_blocks,
     expected_literals,
     expected_value,
+    has_prompt,
     literal,
     outside_code,
 )
@@ -173,7 +173,7 @@ def scripts(issue: str) -> list[list[str]]:
     return [
         block.rstrip().splitlines()
         for block in code_blocks(issue)
-        if not PROMPT.search(block) and parse(block) is not None
+        if not has_prompt(block) and parse(block) is not None
     ]
 
 

@@ -21,6 +21,7 @@ from swe_aci.pipeline.issue_literals import (
     check,
     code_blocks,
     expected_literals,
+    has_prompt,
     indent,
     literal,
 )
@@ -144,7 +145,7 @@ def setup_for(statements: list[Statement], before: str) -> list[str]:
         return []
     definitions: list[tuple[str, ast.stmt]] = []
     for block in code_blocks(before):
-        script = None if PROMPT.search(block) else parse(block)
+        script = None if has_prompt(block) else parse(block)
         if script is not None:
             definitions.extend((block, n) for n in script.body if isinstance(n, DEFINITIONS))
     bound = bound_names(ast.Module(body=[node for _, node in definitions], type_ignores=[]))
