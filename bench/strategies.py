@@ -39,6 +39,7 @@ SETS = {
     "held_out_3": ROOT / "datasets" / "held_out_bugs_3.jsonl",
     "held_out_4": ROOT / "datasets" / "held_out_bugs_4.jsonl",
     "held_out_5": ROOT / "datasets" / "held_out_bugs_5.jsonl",
+    "held_out_6": ROOT / "datasets" / "held_out_bugs_6.jsonl",
 }
 
 
