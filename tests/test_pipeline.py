@@ -288,6 +288,7 @@ def test_no_usable_repair_ends_with_a_format_exit_and_no_patch(tmp_path: Path) -
         "strategy.repair.temperatures=[0, 0, 0]",
         "strategy.repair.more_temperatures=[]",
         "strategy.repair.locations=1",
+        "strategy.repair.rounds_after=0",
     )
     result = run_on_wordcount(config, tmp_path)
     assert result.exit_status == "exit_format" and result.submission == ""

@@ -46,9 +46,9 @@ FIX = fenced(
 TEST = "from pkg.api import load\n\n\ndef test_spaces():\n    assert load('a = 1') == {'a': '1'}\n"
 
 
-def executed_by_a_real_run(root: Path) -> str:
-    """What the plugin writes for a real pytest run of TEST in `root`."""
-    commit_tree(root, {**TREE, "tests/test_load.py": TEST})
+def executed_by_a_real_run(root: Path, tree: dict[str, str] = TREE, test: str = TEST) -> str:
+    """What the plugin writes for a real pytest run of `test` in `root`."""
+    commit_tree(root, {**tree, "tests/test_load.py": test})
     plugin = root / PLUGIN.directory
     plugin.mkdir(parents=True)
     (plugin / f"{PLUGIN.module}.py").write_text(PLUGIN.source)
@@ -70,22 +70,62 @@ def test_the_plugin_records_what_a_failing_test_executes_at_import_and_in_the_te
     assert executed.functions == {"pkg/api.py::load", "pkg/parser.py::read_pairs"}
     assert {"pkg/api.py", "pkg/parser.py"} <= executed.files
     assert not any(path.startswith("tests/") for path in executed.files)
+    assert executed.in_tests == executed.functions  # the test calls both
+
+
+# a module the package imports, whose function runs at import only: the issue's words are its
+SPACES = (
+    "def spaces_table():\n    return {'space': ' ', 'spaces around keys': '  '}\n\n\n"
+    "SPACES = spaces_table()\n"
+)
+WITH_SPACES = {**TREE, "pkg/__init__.py": "from pkg import spaces\n", "pkg/spaces.py": SPACES}
+
+
+# the package imported within the test, as a test made of the issue's example imports it
+IMPORTING_TEST = (
+    "def test_spaces():\n    from pkg.api import load\n\n    assert load('a = 1') == {'a': '1'}\n"
+)
+
+
+def test_what_runs_only_at_import_comes_after_what_the_test_calls(tmp_path: Path) -> None:
+    """`spaces_table` runs when the package is imported (within the test), and the issue's
+    words ("spaces around keys") rank it and its file's constant first; the test calls `load`
+    and `read_pairs`, which come first."""
+    record = executed_by_a_real_run(tmp_path, WITH_SPACES, IMPORTING_TEST)
+    executed = read_executed(record, WITH_SPACES)
+    assert "pkg/spaces.py::spaces_table" in executed.functions
+    assert executed.in_tests == {"pkg/api.py::load", "pkg/parser.py::read_pairs"}
+    dump = locations("pkg/api.py", API)[1]
+    order = execution_order(ISSUE, [dump], executed, WITH_SPACES, limit=12)
+    labels = [location.label for location in order]
+    assert labels.index("pkg/parser.py::read_pairs") < labels.index("pkg/spaces.py::spaces_table")
+    assert labels.index("pkg/api.py::load") < labels.index("pkg/spaces.py::SPACES")
+    assert labels.index("pkg/parser.py::DEFAULTS") < labels.index("pkg/spaces.py::SPACES")
+    # ranked by the issue's words alone, as before the test's calls were recorded
+    alone = Executed(executed.files, executed.functions)
+    labels = [location.label for location in execution_order(ISSUE, [dump], alone, WITH_SPACES, 12)]
+    assert labels.index("pkg/spaces.py::spaces_table") < labels.index("pkg/parser.py::read_pairs")
 
 
 def test_the_record_is_data_bounded_and_only_of_the_trees_source_files() -> None:
     tree = {**TREE, "tests/test_load.py": TEST}
     lines = [
-        "/elsewhere/pkg/parser.py\t1",  # an installed copy: its repository path
-        "/usr/lib/python3/json/__init__.py\t1",  # not the tree's
-        "tests/test_load.py\t4",  # a test, not a target
-        "pkg/api.py\tnot a number",
+        "/elsewhere/pkg/parser.py\t1\t0",  # an installed copy: its repository path
+        "/elsewhere/pkg/parser.py\t1\t1",  # the same, called in a test too
+        "/usr/lib/python3/json/__init__.py\t1\t1",  # not the tree's
+        "tests/test_load.py\t4\t1",  # a test, not a target
+        "pkg/api.py\tnot a number\t1",
+        "pkg/api.py\t4\tyes",
+        "pkg/api.py\t4",
         "pkg/api.py",
-        "\t".join(["pkg/api.py"] * 3) + "\t4",  # a name holding tabs: not the tree's
-        "x" * 100_000 + "\t1",
+        "\t".join(["pkg/api.py"] * 3) + "\t4\t1",  # a name holding tabs: not the tree's
+        "x" * 100_000 + "\t1\t1",
     ]
     executed = read_executed("\n".join(lines), tree)
     assert executed == Executed(
-        frozenset({"pkg/parser.py"}), frozenset({"pkg/parser.py::read_pairs"})
+        frozenset({"pkg/parser.py"}),
+        frozenset({"pkg/parser.py::read_pairs"}),
+        frozenset({"pkg/parser.py::read_pairs"}),
     )
 
 

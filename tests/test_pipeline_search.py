@@ -172,6 +172,27 @@ def test_every_next_target_gets_a_first_sample_before_the_first_gets_more(
     assert result.exit_status == "submitted" and "+    return ranked[:n]" in result.submission
 
 
+def test_with_the_plan_spent_and_nothing_passing_rounds_of_more_samples_use_the_budget(
+    tmp_path: Path,
+) -> None:
+    """The planned sample of each target passes nothing; the rounds after it draw one more of
+    each target per round, at the next of `more_temperatures`, until one passes."""
+    script = [REPRODUCTION, "I do not know.", "I do not know.", "I do not know.", RIGHT_BLOCK]
+    result, steps = run(tmp_path, script, PLAIN_ISSUE, *BLOCKS_ONLY,
+                        "strategy.repair.more_temperatures=[0.9, 1.0]",
+                        "strategy.repair.locations=1", "strategy.repair.rounds_after=3")  # fmt: skip
+    repairs = [action for action in steps if action.startswith("repair ")]
+    target = "wordcount/counter.py::top_words"
+    assert repairs == [
+        f"repair 1/3 (T=0) {target}",
+        f"repair 2/3 (T=0.9) {target}",
+        f"repair 3/3 (T=1) {target}",
+        f"repair 4/6 (T=0.9) {target}",
+    ]
+    assert steps[repairs[3]]["pipeline"]["phase"] == "budget left"
+    assert result.exit_status == "submitted" and "+    return ranked[:n]" in result.submission
+
+
 def test_the_repositorys_addopts_do_not_break_the_pipelines_test_runs(tmp_path: Path) -> None:
     """`addopts = --cov` in setup.cfg: a plugin-free pytest refuses it on usage, so the baseline
     was "0 pass of 0"; with `-o addopts=''` the repository's tests run."""

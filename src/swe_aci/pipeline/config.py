@@ -107,6 +107,13 @@ class RepairConfig(BaseModel):
     locations: int = Field(
         3, ge=1, description="candidates tried one by one (then the first two together)"
     )
+    rounds_after: int = Field(
+        4,
+        ge=0,
+        description="with a reproduction that no candidate passes once every planned sample "
+        "and template is tried: rounds of one more sample of each target (the temperatures of "
+        "`more_temperatures` in turn, each with its own seed), while the time budget lasts",
+    )
     templates: int = Field(
         60,
         ge=0,

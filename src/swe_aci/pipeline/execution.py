@@ -10,8 +10,11 @@ code starts at, mapped onto the base tree's source files (tests excluded).
 
 The targets become: the localizer's choice if the run executes it, then the functions the run
 executes, with the module-level assignments and class attributes of the files it runs through,
-ranked as the localizer ranks (localize.ordered_locations), then whatever the localizer listed
-that the run never reached (a function the fix must start calling is one of those).
+ranked as the localizer ranks (localize.ordered_locations), those the test itself calls first
+(what runs only while a module is imported after, even when the test imports it: num2words
+builds a converter of each of its 50 languages at import, and their `ZERO` constants took the
+targets from `base.py`'s float code), then whatever the localizer listed that the run never reached (a function the fix must
+start calling is one of those).
 """
 
 from __future__ import annotations
@@ -36,12 +39,32 @@ import os
 import sys
 import threading
 
+import pytest
+
 _CALLED = set()
+_IN_TESTS = set()
+_IN_TEST = [False]
+_IMPORTING = [0]
 
 
 def _profile(frame, event, arg):
+    code = frame.f_code
+    if code.co_name == "<module>" and os.path.isabs(code.co_filename):
+        # at 0 on the return of a module that was importing when the profile began (this one)
+        _IMPORTING[0] = max(0, _IMPORTING[0] + {"call": 1, "return": -1}.get(event, 0))
     if event == "call" and len(_CALLED) < 500000:
-        _CALLED.add(frame.f_code)
+        _CALLED.add(code)
+        if _IN_TEST[0] and not _IMPORTING[0]:
+            _IN_TESTS.add(code)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_call(item):
+    _IN_TEST[0] = True
+    try:
+        yield
+    finally:
+        _IN_TEST[0] = False
 
 
 sys.setprofile(_profile)
@@ -60,7 +83,7 @@ def pytest_unconfigure(config):
         name = code.co_filename
         if name.startswith("<") or (name.startswith(stdlib) and "-packages" not in name):
             continue
-        lines.add("%s\\t%d\\n" % (name, code.co_firstlineno))
+        lines.add("%s\\t%d\\t%d\\n" % (name, code.co_firstlineno, code in _IN_TESTS))
     with io.open(output, "w", encoding="utf-8", errors="replace") as out:
         out.writelines(sorted(lines)[:MAX_LINES])
 '''.replace("OUTPUT_VARIABLE", PLUGIN_OUTPUT).replace("MAX_LINES", str(MAX_LINES))
@@ -75,10 +98,12 @@ PLUGIN = Plugin(
 
 @dataclass(frozen=True)
 class Executed:
-    """What a run executed of the base tree: its source files, and by label the functions."""
+    """What a run executed of the base tree: its source files, by label the functions, and of
+    those the ones a test called (not only an import)."""
 
     files: frozenset[str]
     functions: frozenset[str]
+    in_tests: frozenset[str] = frozenset()
 
     def reaches(self, location: Location) -> bool:
         """Whether the run executed `location`: a function it called, or an assignment or
@@ -87,27 +112,39 @@ class Executed:
             return location.label in self.functions
         return location.path in self.files
 
+    def reaches_in_a_test(self, location: Location) -> bool:
+        """Whether a test called `location`, or a function of its file if it is no function."""
+        if location.kind == "function":
+            return location.label in self.in_tests
+        return any(label.partition("::")[0] == location.path for label in self.in_tests)
+
 
 def read_executed(text: str, tree: dict[str, str]) -> Executed:
-    """The plugin's lines (`file<TAB>first line`) mapped onto `tree`'s source files: a code
-    object starting inside a function (its `def` or decorator line, a nested function's, a
-    lambda's) marks the innermost function holding that line."""
-    lines: dict[str, set[int]] = {}
+    """The plugin's lines (`file<TAB>first line<TAB>1 if a test called it, else 0`) mapped onto
+    `tree`'s source files: a code object starting inside a function (its `def` or decorator
+    line, a nested function's, a lambda's) marks the innermost function holding that line."""
+    lines: dict[str, dict[int, bool]] = {}
     for entry in text.splitlines()[:MAX_LINES]:
-        name, _, number = entry[:OUTPUT_LINE].rpartition("\t")
-        if not name or not number.isdigit():
+        fields = entry[:OUTPUT_LINE].rsplit("\t", 2)
+        if len(fields) != 3 or not fields[1].isdigit() or fields[2] not in ("0", "1"):
             continue
+        name, number, in_test = fields
         path = repository_path(name, tree)
         if path is not None and not is_test_path(path):
-            lines.setdefault(path, set()).add(int(number))
+            starts = lines.setdefault(path, {})
+            starts[int(number)] = starts.get(int(number), False) or in_test == "1"
     functions: set[str] = set()
+    in_tests: set[str] = set()
     for path, starts in lines.items():
         found = [each for each in targets(path, tree[path]) if each.kind == "function"]
-        for start in starts:
+        for start, called_in_a_test in starts.items():
             holding = [each for each in found if each.start <= start <= each.end]
             if holding:
-                functions.add(max(holding, key=lambda each: each.start).label)
-    return Executed(frozenset(lines), frozenset(functions))
+                label = max(holding, key=lambda each: each.start).label
+                functions.add(label)
+                if called_in_a_test:
+                    in_tests.add(label)
+    return Executed(frozenset(lines), frozenset(functions), frozenset(in_tests))
 
 
 def execution_order(
@@ -126,6 +163,7 @@ def execution_order(
         if executed.reaches(location)
     ]
     ranked, _ = ordered_locations(issue, reached)
+    ranked.sort(key=lambda location: not executed.reaches_in_a_test(location))  # stable
     first = [candidates[0]] if candidates and executed.reaches(candidates[0]) else []
     labels = {location.label for location in first}
     ranked = (

@@ -22,6 +22,7 @@ from swe_aci.pipeline.tracebacks import traced_lines
 from swe_aci.pipeline.windows import Window, window_edit, window_of, window_variables
 
 MORE_SAMPLES = "more samples"  # the phase after a target's first `repair.temperatures`
+BUDGET_LEFT = "budget left"  # the rounds after the plan and the templates found nothing
 
 
 @dataclass(frozen=True)
@@ -64,7 +65,7 @@ def sample_form(
     location = target.first
     failing = traced_lines(base_output, tree)
     if target.rewrites(config.rewrite_max_lines):
-        if not (phase == MORE_SAMPLES and number % 2 == 0):
+        if not (phase in (MORE_SAMPLES, BUDGET_LEFT) and number % 2 == 0):
             function = fold_docstring(location.source)
             return Sample(
                 "rewrite",

@@ -1,6 +1,7 @@
 """The repair search of a pipeline episode: the strong template repairs, then the model's samples
 of each target, each new candidate validated as it appears, until one passes the reproduction
-with no regression; then, with time left, the weak template repairs. Without a reproduction:
+with no regression; then, with time left, the weak template repairs, then rounds of one more
+sample of each target until the budget or `repair.rounds_after` ends. Without a reproduction:
 the first target's samples that give an edit (or the next target's), validated by the existing
 tests alone."""
 
@@ -19,7 +20,7 @@ from swe_aci.pipeline.models import ModelPool
 from swe_aci.pipeline.mutations import STRONG, WEAK
 from swe_aci.pipeline.repair import Dropped, Edit
 from swe_aci.pipeline.reproduction import Reproduction, failure_lines
-from swe_aci.pipeline.samples import MORE_SAMPLES, sample_form
+from swe_aci.pipeline.samples import BUDGET_LEFT, MORE_SAMPLES, sample_form
 from swe_aci.pipeline.sandbox import Sandbox
 from swe_aci.pipeline.skeleton import Location
 from swe_aci.pipeline.templates import changed_label, focus_lines, screen_templates
@@ -80,8 +81,31 @@ class Search:
             for group in self.groups:
                 self.asking.check_time()
                 self.validation.validate(tree, group, self.reproduction, self.language)
-        else:
-            self._templates(tree, order, WEAK)
+        elif not self._templates(tree, order, WEAK):
+            self._spend_the_budget(tree, order, self.reproduction)
+
+    def _spend_the_budget(
+        self, tree: dict[str, str], order: list[Target], reproduction: Reproduction
+    ) -> None:
+        """`repair.rounds_after` rounds of one more sample of each target while none passes the
+        reproduction: a run whose plan found nothing had budget left (the plans of the fifth
+        held-out set ended at a median 109 s of 240 s), and another seed is the one way left to
+        a fix. Each round's temperature is the next of `more_temperatures`."""
+        config = self.strategy.repair
+        temperatures = config.more_temperatures or config.temperatures
+        planned = len(config.temperatures) + len(config.more_temperatures)
+        total = planned + config.rounds_after
+        for turn in range(config.rounds_after):
+            temperature = temperatures[turn % len(temperatures)]
+            for target in order:
+                self.asking.check_time()
+                group = self._sample(
+                    tree, target, planned + turn + 1, total, temperature, BUDGET_LEFT
+                )
+                if group is not None:
+                    self.validation.validate(tree, group, reproduction, self.language)
+                    if group.solved:
+                        return
 
     def _templates(self, tree: dict[str, str], order: list[Target], tiers: range) -> bool:
         """The template repairs (templates.py) of the patterns of `tiers` (STRONG before the
