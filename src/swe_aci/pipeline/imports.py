@@ -10,7 +10,9 @@ import ast
 import builtins
 import functools
 import importlib
-from collections.abc import Iterable
+import re
+from collections import Counter
+from collections.abc import Iterable, Mapping
 
 from swe_aci.pipeline.skeleton import parse
 
@@ -42,6 +44,25 @@ FROM_MODULES = (
     "contextlib",
     "operator",
 )
+
+
+# `import numpy as np`, `>>> import portion as P`: a line importing one module under an alias
+ALIAS_IMPORT = re.compile(
+    r"^[ \t]*(?:>>>[ \t]*)?import[ \t]+([A-Za-z_][\w.]*)[ \t]+as[ \t]+([A-Za-z_]\w*)[ \t]*(?:#.*)?$",
+    re.MULTILINE,
+)
+
+
+def import_aliases(texts: Iterable[str]) -> dict[str, str]:
+    """Each alias the texts import a module under -> the module most of them import as it. An
+    issue's example or a model's test reads `P.closed(0, 5)` or `np.datetime64(...)` and binds
+    neither; the repository's own tests say what they are (`import portion as P`, `import
+    numpy as np`)."""
+    found: dict[str, Counter[str]] = {}
+    for text in texts:
+        for module, alias in ALIAS_IMPORT.findall(text):
+            found.setdefault(alias, Counter())[module] += 1
+    return {alias: modules.most_common(1)[0][0] for alias, modules in found.items()}
 
 
 @functools.cache
@@ -101,17 +122,25 @@ def first_use(tree: ast.Module, name: str) -> tuple[int, int]:
     )
 
 
-def import_for(name: str, attributes: set[str], importable: dict[str, str]) -> str | None:
+def import_for(
+    name: str,
+    attributes: set[str],
+    importable: dict[str, str],
+    aliases: Mapping[str, str] | None = None,
+) -> str | None:
     """The import that binds `name` as the code uses it: pytest; a package of the repository
     read as one (`tomlkit.parse(...)`); a name the repository's modules define (`importable`:
-    name -> module; `parse(...)` of `parse.py`'s own `parse`); a standard module when every
-    attribute read from it exists; a name a common standard module exports. None: nothing
-    known binds it (the code stays as it is)."""
+    name -> module; `parse(...)` of `parse.py`'s own `parse`); an alias the repository imports
+    a module under (`aliases`, as `import_aliases` gives them: `np`); a standard module when
+    every attribute read from it exists; a name a common standard module exports. None:
+    nothing known binds it (the code stays as it is)."""
     packages = {module.split(".")[0] for module in importable.values()}
     if name == "pytest" or (name in packages and (attributes or name not in importable)):
         return f"import {name}"
     if name in importable:
         return f"from {importable[name]} import {name}"
+    if aliases and name in aliases:
+        return f"import {aliases[name]} as {name}"
     if attributes and attributes <= module_attributes(name):
         return f"import {name}"
     if name in exported_names():
@@ -120,7 +149,10 @@ def import_for(name: str, attributes: set[str], importable: dict[str, str]) -> s
 
 
 def missing_imports(
-    code: str, importable: dict[str, str], provided: frozenset[str] = frozenset()
+    code: str,
+    importable: dict[str, str],
+    provided: frozenset[str] = frozenset(),
+    aliases: Mapping[str, str] | None = None,
 ) -> list[str]:
     """The import statements the code needs for the names it reads and never binds (or the
     module around it binds: `provided`)."""
@@ -128,7 +160,7 @@ def missing_imports(
     if tree is None:
         return []
     statements = (
-        import_for(name, attributes, importable)
+        import_for(name, attributes, importable, aliases)
         for name, attributes in unbound_uses(tree).items()
         if name not in provided
     )
@@ -155,7 +187,10 @@ def with_import_lines(text: str, statements: Iterable[str]) -> str:
 
 
 def with_imports(
-    code: str, importable: dict[str, str], provided: frozenset[str] = frozenset()
+    code: str,
+    importable: dict[str, str],
+    provided: frozenset[str] = frozenset(),
+    aliases: Mapping[str, str] | None = None,
 ) -> str:
     """`code` with the imports it leaves out (an issue's session often omits `from pkg import f`)."""
-    return with_import_lines(code, missing_imports(code, importable, provided))
+    return with_import_lines(code, missing_imports(code, importable, provided, aliases))

@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from swe_aci.pipeline.imports import with_imports
 from swe_aci.pipeline.issue_literals import PROMPT, indent
 from swe_aci.pipeline.issue_outputs import printed_output_tests
 from swe_aci.pipeline.issue_prose import (
+    commented_expectation_tests,
     comparison_tests,
     contrast_tests,
     expected_comment_tests,
@@ -25,6 +27,7 @@ from swe_aci.pipeline.issue_prose import (
     unwanted_warning_tests,
 )
 from swe_aci.pipeline.issue_sessions import paired_session_tests, session_tests, sessions
+from swe_aci.pipeline.issue_tracebacks import script_sessions
 from swe_aci.pipeline.skeleton import exception_classes, module_name, parse
 from swe_aci.retrieval.documents import is_test_path
 
@@ -72,18 +75,28 @@ def reproduction_imports(issue: str, module: str, name: str) -> list[str]:
 
 
 def issue_tests(
-    issue: str, importable: dict[str, str], exceptions: frozenset[str] = frozenset()
+    issue: str,
+    importable: dict[str, str],
+    exceptions: frozenset[str] = frozenset(),
+    aliases: Mapping[str, str] | None = None,
 ) -> str:
     """A pytest module of every test the issue's examples give ("" when none); `importable`
-    and `exceptions` as `importable_names` and `exception_names` give them."""
+    and `exceptions` as `importable_names` and `exception_names` give them, `aliases` as
+    `imports.import_aliases` does."""
     found = sessions(issue)
     bodies = [
         *(body for session in found for body in session_tests(session, exceptions)),
+        *(
+            body
+            for session in script_sessions(issue)
+            for body in session_tests(session, exceptions)
+        ),
         *paired_session_tests(found),
         *inline_tests(issue, importable),
         *contrast_tests(issue, importable),
         *comparison_tests(issue, importable),
         *expected_comment_tests(issue),
+        *commented_expectation_tests(issue),
         *unwanted_warning_tests(issue),
         *printed_output_tests(issue),
     ]
@@ -93,7 +106,7 @@ def issue_tests(
         code = "\n".join(body)
         if code in seen or parse(code) is None:
             continue
-        code = with_imports(code, importable, provided=frozenset({"pytest"}))
+        code = with_imports(code, importable, frozenset({"pytest"}), aliases)
         seen.add(code)
         functions.append(f"def test_issue_example_{len(functions) + 1}():\n{indent(code)}\n")
     if not functions:

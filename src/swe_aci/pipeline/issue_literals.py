@@ -30,6 +30,17 @@ def code_blocks(text: str) -> list[str]:
     return [textwrap.dedent(block) for block in FENCE.findall(text)]
 
 
+def statement_source(code: str, node: ast.stmt) -> str:
+    """The source of a statement of `code`, dedented, its decorators included (ast's segment
+    of a decorated function or class starts at its `def` or `class` line, and keeps the
+    indentation of a nested statement's lines after the first)."""
+    decorators = getattr(node, "decorator_list", None)
+    if not decorators and node.col_offset == 0:
+        return ast.get_source_segment(code, node) or ""
+    start = min([node.lineno, *(decorator.lineno for decorator in decorators or [])])
+    return textwrap.dedent("\n".join(code.splitlines()[start - 1 : node.end_lineno]))
+
+
 def has_prompt(block: str) -> bool:
     """Whether a code block holds a `>>>` line (a session, not a script or an output)."""
     return any(PROMPT.match(line) for line in block.splitlines())

@@ -1,13 +1,16 @@
 """Tests from the issue's sentences and scripts: "`call` returns X ... expected Y", a reported
 output contrasted with the right one ("gives 3, but ... 2.5 here"), comparisons in backticks
-(`f(x) == 5`), `# expected:` comments in a code block, and a script's line commented with a
-warning the issue wants gone (it must not warn)."""
+(`f(x) == 5`), `# expected:` comments in a code block, a script's expression commented with what
+it should give, and a script's line commented with a warning the issue wants gone (it must not
+warn)."""
 
 from __future__ import annotations
 
 import ast
 import builtins
+import io
 import re
+import tokenize
 
 from swe_aci.pipeline.issue_literals import (
     BACKTICKS,
@@ -21,6 +24,7 @@ from swe_aci.pipeline.issue_literals import (
     has_prompt,
     literal,
     outside_code,
+    statement_source,
 )
 from swe_aci.pipeline.skeleton import parse
 
@@ -199,6 +203,53 @@ def expected_comment_tests(issue: str) -> list[list[str]]:
             elif match.group("output"):
                 bodies.append([*code, f"assert str({expression}).strip() == {shown!r}"])
     return bodies
+
+
+def line_comments(code: str) -> dict[int, str]:
+    """The text of each line's comment, by line number ({} for code that does not tokenize)."""
+    comments: dict[int, str] = {}
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(code).readline):
+            if token.type == tokenize.COMMENT:
+                comments[token.start[0]] = token.string.lstrip("#").strip()
+    except (tokenize.TokenError, SyntaxError):
+        return {}
+    return comments
+
+
+def commented_expectation_tests(issue: str) -> list[list[str]]:
+    """A script's expression whose comment says what it should give (`d.pop(10, None)  #
+    KeyError — wrong: should return None`): the script's statements before it that are not
+    shown expressions (imports, assignments, definitions; a shown one may raise, as the issue
+    reports), then the check of it against the one literal the comment expects. A `print(...)`
+    is left to `expected_comment_tests`."""
+    bodies = []
+    for block in code_blocks(issue):
+        tree = None if has_prompt(block) else parse(block)
+        if tree is None:
+            continue
+        comments = line_comments(block)
+        for index, node in enumerate(tree.body):
+            comment = comments.get(node.end_lineno or node.lineno, "")
+            if not (comment and isinstance(node, ast.Expr)) or is_print(node.value):
+                continue
+            expected = expected_literals(comment)
+            expression = ast.get_source_segment(block, node.value)
+            if len(expected) != 1 or expression is None:
+                continue
+            setup = [
+                statement_source(block, earlier)
+                for earlier in tree.body[:index]
+                if not isinstance(earlier, ast.Expr)
+            ]
+            bodies.append([*setup, check(expression, expected[0])])
+    return bodies
+
+
+def is_print(node: ast.expr) -> bool:
+    return (
+        isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "print"
+    )
 
 
 def unwanted_warning_tests(issue: str) -> list[list[str]]:

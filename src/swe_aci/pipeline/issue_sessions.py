@@ -24,12 +24,15 @@ from swe_aci.pipeline.issue_literals import (
     has_prompt,
     indent,
     literal,
+    statement_source,
 )
 from swe_aci.pipeline.skeleton import parse
 
 CALL_SHAPED = re.compile(r"^[A-Za-z_][\w.]*\(.*\)$")  # `f(x)`, `datetime.time(15, 33)`
 IMPORT = re.compile(r"^\s*(?:import|from)\s+[\w.]+")
 CONTINUATION = re.compile(r"^\s*\.\.\. ?(.*)$")
+TRACEBACK = re.compile(r"^\s*Traceback \(most recent call last\):")
+LAST_TRACEBACK_LINE = re.compile(r"^([A-Za-z_][\w.]*)(?::|$)")
 EXCEPTION_LINE = re.compile(r"^\s*([A-Za-z_][\w.]*(?:Error|Exception|Warning|Exit|Interrupt))\b:?")
 MESSAGE_WORDS = re.compile(r"(?i)\b(message|warning|warns?)\b")
 RAISES = re.compile(r"(?i)\braises?\s+(?:an?\s+)?`?([A-Za-z_][\w.]*)`?")
@@ -49,17 +52,25 @@ class Statement:
     @property
     def raised(self) -> str | None:
         """The exception the session shows (a traceback or an `Error: ...` line), if any."""
-        for line in reversed(self.output):
-            if match := EXCEPTION_LINE.match(line):
-                return match.group(1)
-        return None
+        shown = self._exception_line()
+        return shown.group(1) if shown else None
 
     @property
     def message(self) -> str | None:
         """The message of the exception the session shows (`ValueError: bad b'x'` -> `bad b'x'`)."""
+        shown = self._exception_line()
+        if shown is None:
+            return None
+        return shown.string[shown.end() :].strip() or None
+
+    def _exception_line(self) -> re.Match[str] | None:
+        """The last line naming an exception by its name's ending (`...Error`), or, after a
+        `Traceback` line, the last line (an exception named otherwise: `re.error: ...`)."""
         for line in reversed(self.output):
             if match := EXCEPTION_LINE.match(line):
-                return line[match.end() :].strip() or None
+                return match
+        if self.output and any(TRACEBACK.match(line) for line in self.output):
+            return LAST_TRACEBACK_LINE.match(self.output[-1])
         return None
 
     @property
@@ -151,7 +162,7 @@ def setup_for(statements: list[Statement], before: str) -> list[str]:
     bound = bound_names(ast.Module(body=[node for _, node in definitions], type_ignores=[]))
     if not set(unbound_uses(tree)) & (bound - set(dir(builtins))):
         return []
-    return [ast.get_source_segment(block, node) or "" for block, node in definitions]
+    return [statement_source(block, node) for block, node in definitions]
 
 
 def comparable(output: list[str], expected: str) -> bool:

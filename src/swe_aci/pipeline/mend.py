@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Mapping
 
 from swe_aci.pipeline.imports import (
     bound_names,
@@ -41,13 +42,15 @@ def mend_test(
     module_names: list[str],
     importable: dict[str, str],
     reported: list[tuple[str, str]],
+    aliases: Mapping[str, str] | None = None,
 ) -> tuple[str, list[str]]:
     """The model-written test with its stand-ins for the code under test removed (a top-level
     function or class, not a test or a fixture, named as something the target `module` defines,
     `module_names`, or as something the test imports itself), its `pytest.raises` of a warning
     made `pytest.warns`, its assertions of what the issue reports as the bug removed
     (`reported`: `issue_prose.reported_outputs`), and the imports it leaves out added, the
-    target module's names first; and what was mended, one line each."""
+    target module's names first, then the modules the repository imports under an alias the
+    test reads (`aliases`: `np`); and what was mended, one line each."""
     tree = parse(test)
     if tree is None:
         return test, []
@@ -77,17 +80,19 @@ def mend_test(
         for assertion in dropped
     )
     names = {**importable, **dict.fromkeys(module_names, module)}
-    mended, respelled = with_names_cased(mended, names)
+    mended, respelled = with_names_cased(mended, names, aliases)
     notes.extend(
         f"`{old}` spelled `{new}`, as the repository (or Python) spells it"
         for old, new in respelled
     )
-    statements = missing_imports(mended, names)
+    statements = missing_imports(mended, names, aliases=aliases)
     notes.extend(f"added `{statement}`" for statement in statements)
     return with_import_lines(mended, statements), notes
 
 
-def with_names_cased(test: str, importable: dict[str, str]) -> tuple[str, list[tuple[str, str]]]:
+def with_names_cased(
+    test: str, importable: dict[str, str], aliases: Mapping[str, str] | None = None
+) -> tuple[str, list[tuple[str, str]]]:
     """The test with each name it reads, never binds and could not import, spelled as the one
     name of the repository (`importable`), of the test itself or a builtin that differs from it
     only in case (`HTML2text()` where the module defines `HTML2Text`); and the names respelled."""
@@ -100,7 +105,7 @@ def with_names_cased(test: str, importable: dict[str, str]) -> tuple[str, list[t
     respelled = {
         name: spelling
         for name, attributes in unbound_uses(tree).items()
-        if import_for(name, attributes, importable) is None
+        if import_for(name, attributes, importable, aliases) is None
         and len(found := spellings.get(name.lower(), set())) == 1
         and (spelling := next(iter(found))) != name
     }

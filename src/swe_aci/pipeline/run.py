@@ -31,6 +31,7 @@ from swe_aci.pipeline import execution, regressions, reproduction, structure
 from swe_aci.pipeline.asking import Asking, OutOfTime
 from swe_aci.pipeline.choose import Group, best, documents_of, reason
 from swe_aci.pipeline.config import PipelineStrategy
+from swe_aci.pipeline.imports import import_aliases
 from swe_aci.pipeline.issue_examples import (
     exception_names,
     importable_names,
@@ -200,7 +201,8 @@ class Pipeline(StagedEpisode):
             return
         modules = source_trees(tree)
         importable = importable_names(modules)
-        text = issue_tests(self.problem, importable, exception_names(modules))
+        aliases = import_aliases([*tree.values(), self.problem])
+        text = issue_tests(self.problem, importable, exception_names(modules), aliases)
         if text:
             self.asking.check_time()
             first, second = reproduction.run_twice(self.sandbox, reproduction.ISSUE_FILE, text)
@@ -222,10 +224,14 @@ class Pipeline(StagedEpisode):
                 {"test": text, "accepted": accepted, "dropped": dropped, "origin": "issue example"},
             )
         if self._reproduction is None:
-            self._model_reproduction(tree, candidates[0], importable)
+            self._model_reproduction(tree, candidates[0], importable, aliases)
 
     def _model_reproduction(
-        self, tree: dict[str, str], location: Location, importable: dict[str, str]
+        self,
+        tree: dict[str, str],
+        location: Location,
+        importable: dict[str, str],
+        aliases: dict[str, str],
     ) -> None:
         config = self.strategy.reproduce
         module = module_name(location.path)
@@ -257,7 +263,7 @@ class Pipeline(StagedEpisode):
                     action, "no test in the reply", "dropped: no test function", {}, reply, prompt
                 )
                 continue
-            test, mended = mend_test(test, module, module_names, importable, reported)
+            test, mended = mend_test(test, module, module_names, importable, reported, aliases)
             file = reproduction.MODEL_FILE
             first, second = reproduction.run_twice(self.sandbox, file, test)
             problem = reproduction.model_test_problem(first, second, self.problem)

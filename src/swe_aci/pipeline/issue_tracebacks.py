@@ -1,0 +1,60 @@
+"""A script followed by the traceback it raises, taken as the session of its statements. An issue
+often shows the crash in a code block of its own after the script (wcmatch: the `fnmatch` call,
+then "Should result `True` but instead the fnmatch call raises this exception:" and a `re.error`
+traceback); the session's tests (`issue_sessions.session_tests`) follow from it: the script must
+run, or raise what the prose after it expects."""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+
+from swe_aci.pipeline.issue_literals import FENCE, has_prompt, statement_source
+from swe_aci.pipeline.issue_sessions import TRACEBACK, Session, Statement, setup_for
+from swe_aci.pipeline.skeleton import parse
+
+
+def script_sessions(issue: str) -> list[Session]:
+    """Each script (a code block that parses, no `>>>`) whose next code block is a traceback,
+    as a session: its top-level statements, the last one showing that traceback; the prose
+    between the two blocks and after the traceback (up to the next block) is the session's."""
+    blocks = [
+        (found.start(), found.end(), textwrap.dedent(found.group(1)))
+        for found in FENCE.finditer(issue)
+    ]
+    sessions = []
+    for index, (start, end, script) in enumerate(blocks[:-1]):
+        shown_start, shown_end, shown = blocks[index + 1]
+        if (
+            has_prompt(script)
+            or has_prompt(shown)
+            or not any(TRACEBACK.match(line) for line in shown.splitlines())
+        ):
+            continue
+        tree = parse(script)
+        output = [line.strip() for line in shown.splitlines() if line.strip()]
+        if tree is None or not tree.body or Statement("", output).raised is None:
+            continue
+        nodes = [inner for node in tree.body for inner in main_guarded(node)]
+        statements = [Statement(statement_source(script, node)) for node in nodes]
+        statements[-1].output = output
+        following = blocks[index + 2][0] if index + 2 < len(blocks) else len(issue)
+        prose = f"{issue[end:shown_start]}\n{issue[shown_end:following]}"
+        sessions.append(Session(statements, prose, setup_for(statements, issue[:start])))
+    return sessions
+
+
+def main_guarded(node: ast.stmt) -> list[ast.stmt]:
+    """The statements of an `if __name__ == "__main__":` block (the reporter ran the script, a
+    test imports nothing as `__main__`), else the statement itself."""
+    test = node.test if isinstance(node, ast.If) and not node.orelse else None
+    if (
+        isinstance(test, ast.Compare)
+        and isinstance(test.left, ast.Name)
+        and test.left.id == "__name__"
+        and isinstance(test.ops[0], ast.Eq)
+        and isinstance(test.comparators[0], ast.Constant)
+        and test.comparators[0].value == "__main__"
+    ):
+        return list(node.body)
+    return [node]

@@ -1,0 +1,153 @@
+"""Reproduction tests from an issue's scripts: a script followed by the traceback it raises, a
+script's expression commented with what it should give, and the names such a script reads under
+an alias the repository imports a module as (`P`, `np`). Each generated test is run by pytest
+against the buggy and the fixed module."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from issue_helpers import exit_codes
+from swe_aci.pipeline.imports import import_aliases
+from swe_aci.pipeline.issue_examples import issue_tests
+from swe_aci.pipeline.mend import mend_test
+
+MATCHER = """import re
+
+
+def compile_pattern(pattern):
+    return re.compile(pattern.replace("!(", "(?!(").replace("@(", "("))
+
+
+def matches(name, pattern):
+    return bool(compile_pattern(pattern).match(name))
+"""
+MATCHER_FIXED = MATCHER.replace('"(?!("', '"(?!"')
+TRACEBACK_ISSUE = """Exception with a negated group followed by another group
+
+```python
+import matcher
+matcher.matches('1_foo', '!(2)_@(foo|bar)')
+```
+
+Should result `True` but instead the call raises this exception:
+
+```python
+Traceback (most recent call last):
+  File "<stdin>", line 1, in <module>
+  File "/usr/lib/python3.12/site-packages/matcher.py", line 5, in compile_pattern
+re.error: missing ), unterminated subpattern at position 5
+```
+"""
+
+
+def test_a_script_followed_by_its_traceback_must_run(tmp_path: Path) -> None:
+    code = issue_tests(TRACEBACK_ISSUE, {"matches": "matcher"})
+    assert "matcher.matches('1_foo', '!(2)_@(foo|bar)')" in code
+    assert exit_codes(tmp_path, code, "matcher", [MATCHER, MATCHER_FIXED]) == [1, 0]
+
+
+RETRY = """def on_error(max_time):
+    def decorate(function):
+        def wrapped():
+            limit = max_time + 1
+            return function(limit)
+        return wrapped
+    return decorate
+"""
+RETRY_FIXED = RETRY.replace(
+    "limit = max_time + 1", "limit = (max_time() if callable(max_time) else max_time) + 1"
+)
+MAIN_ISSUE = """A callable `max_time` crashes:
+
+```python
+import retry
+
+def lookup_max_time():
+    return 30
+
+@retry.on_error(max_time=lookup_max_time)
+def wait_for(limit):
+    return limit
+
+if __name__ == "__main__":
+    wait_for()
+```
+
+```
+Traceback (most recent call last):
+  File "demo.py", line 11, in <module>
+    wait_for()
+TypeError: unsupported operand type(s) for +: 'function' and 'int'
+```
+"""
+
+
+def test_a_scripts_main_block_and_decorators_are_kept(tmp_path: Path) -> None:
+    """The decorated function keeps its decorator, and the `__main__` block's call runs (a
+    test is no `__main__`)."""
+    code = issue_tests(MAIN_ISSUE, {"on_error": "retry"})
+    assert "@retry.on_error(max_time=lookup_max_time)" in code and "__main__" not in code
+    assert exit_codes(tmp_path, code, "retry", [RETRY, RETRY_FIXED]) == [1, 0]
+
+
+INTERVALS = """class IntervalDict:
+    def __init__(self, items):
+        self.items = dict(items)
+
+    def pop(self, key, default=None):
+        if key in self.items:
+            return self.items.pop(key)
+        if default is None:
+            raise KeyError(key)
+        return default
+
+
+def closed(lower, upper):
+    return (lower, upper)
+"""
+INTERVALS_FIXED = (
+    INTERVALS.replace("default=None", "*default")
+    .replace("default is None", "not default")
+    .replace("return default", "return default[0]")
+)
+COMMENTED_ISSUE = """IntervalDict.pop(key, None) raises KeyError instead of returning None
+
+```python
+d = P.IntervalDict([(P.closed(0, 5), 'A')])
+
+d.pop(10)        # KeyError — correct
+d.pop(10, None)  # KeyError — wrong: should return None
+d.pop(10, 'x')   # 'x'     — correct
+```
+"""
+
+
+def test_an_expression_commented_with_what_it_should_give_is_checked(tmp_path: Path) -> None:
+    """The comment's expected literal is checked; the shown expression before it, which
+    raises as it should, does not run; `P` is the alias the repository's own tests import
+    the package under."""
+    repository = ["import intervals as P\n\n\ndef test_pop():\n    assert P.closed(0, 1)\n"]
+    aliases = import_aliases([*repository, COMMENTED_ISSUE])
+    assert aliases == {"P": "intervals"}
+    code = issue_tests(COMMENTED_ISSUE, {"IntervalDict": "intervals"}, aliases=aliases)
+    assert "import intervals as P" in code and "assert (d.pop(10, None)) == None" in code
+    assert "d.pop(10)\n" not in code
+    assert exit_codes(tmp_path, code, "intervals", [INTERVALS, INTERVALS_FIXED]) == [1, 0]
+    assert issue_tests(COMMENTED_ISSUE, {"IntervalDict": "intervals"}).count("import") == 1
+
+
+def test_an_alias_is_the_module_most_texts_import_under_it() -> None:
+    texts = [
+        "import numpy as np\nimport numpy as np  # again\n",
+        "    >>> import numpy.ma as np\n",
+        "import portion as P\n",
+        "x = 'import fake as np'\nfrom a import b as c\n",
+    ]
+    assert import_aliases(texts) == {"np": "numpy", "P": "portion"}
+
+
+def test_a_model_test_reading_an_alias_gets_the_repositorys_import() -> None:
+    test = "def test_issue():\n    assert np.datetime64('2020') is not None\n"
+    mended, notes = mend_test(test, "pkg.core", [], {}, [], {"np": "numpy"})
+    assert mended.startswith("import numpy as np\n") and notes == ["added `import numpy as np`"]
