@@ -1,7 +1,8 @@
 """Reproduction tests from an issue's scripts: a script followed by the traceback it raises, a
-script's expression commented with what it should give, and the names such a script reads under
-an alias the repository imports a module as (`P`, `np`). Each generated test is run by pytest
-against the buggy and the fixed module."""
+script's expression commented with what it should give, a script's printed values that should
+raise instead, a traceback whose message the issue asks to make clearer, and the names such a
+script reads under an alias the repository imports a module as (`P`, `np`). Each generated
+test is run by pytest against the buggy and the fixed module."""
 
 from __future__ import annotations
 
@@ -151,3 +152,79 @@ def test_a_model_test_reading_an_alias_gets_the_repositorys_import() -> None:
     test = "def test_issue():\n    assert np.datetime64('2020') is not None\n"
     mended, notes = mend_test(test, "pkg.core", [], {}, [], {"np": "numpy"})
     assert mended.startswith("import numpy as np\n") and notes == ["added `import numpy as np`"]
+
+
+EXPANDER = """class LimitExceeded(Exception):
+    pass
+
+
+def expand(pattern, limit=0):
+    words = [word for word in pattern.split(",") if word]
+    if limit and len(words) > limit:
+        raise LimitExceeded(limit)
+    return words + [""] * (pattern.count(",") + 1 - len(words))
+"""
+EXPANDER_FIXED = EXPANDER.replace(
+    'words = [word for word in pattern.split(",") if word]', 'words = pattern.split(",")'
+)
+RAISED_INSTEAD_ISSUE = """The limit is not enforced on empty words
+
+```python
+import expander
+
+print(expander.expand('a,,b', limit=2))
+print(len(expander.expand(',' * 50, limit=10)))
+print('done')
+```
+
+```
+['a', 'b', '']
+51
+done
+```
+
+Both should raise `LimitExceeded` (3 > 2, 51 > 10).
+"""
+
+
+def test_printed_values_the_issue_says_should_raise_must_raise(tmp_path: Path) -> None:
+    """Each printed call is expected to raise the repository's exception; `print('done')`,
+    which calls nothing, is left out; the output block of values parses as Python and is
+    still the reported output."""
+    importable = {"LimitExceeded": "expander", "expand": "expander"}
+    code = issue_tests(RAISED_INSTEAD_ISSUE, importable, frozenset({"LimitExceeded"}))
+    assert code.count("with pytest.raises(LimitExceeded):") == 2 and "'done'" not in code
+    assert exit_codes(tmp_path, code, "expander", [EXPANDER, EXPANDER_FIXED]) == [1, 0]
+
+
+WRITER = """def dumps(table):
+    return "".join(f"{key if set(key) else ''} = {value}\\n" for key, value in table.items())
+"""
+WRITER_FIXED = WRITER.replace(
+    "    return",
+    """    for key in table:
+        if not isinstance(key, str):
+            raise TypeError(f"Invalid mapping key {key!r}: a string is required")
+    return""",
+)
+BETTER_MESSAGE_ISSUE = """Improve error message for a key that is not a string
+
+```python
+>>> import writer
+>>> writer.dumps({1: 1})
+Traceback (most recent call last):
+  File "<stdin>", line 1, in <module>
+TypeError: 'int' object is not iterable
+```
+"""
+
+
+def test_a_traceback_whose_message_should_be_clearer_must_raise_another_message(
+    tmp_path: Path,
+) -> None:
+    """Not "the call must run": the issue wants the error to stay, better worded."""
+    code = issue_tests(BETTER_MESSAGE_ISSUE, {"dumps": "writer"})
+    assert "assert str(raised.value) != \"'int' object is not iterable\"" in code
+    assert exit_codes(tmp_path, code, "writer", [WRITER, WRITER_FIXED]) == [1, 0]
+    plain = BETTER_MESSAGE_ISSUE.replace("Improve error message for", "A crash on")
+    assert "raised" not in issue_tests(plain, {"dumps": "writer"})

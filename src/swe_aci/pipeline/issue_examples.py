@@ -16,8 +16,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from swe_aci.pipeline.imports import with_imports
-from swe_aci.pipeline.issue_literals import PROMPT, indent
-from swe_aci.pipeline.issue_outputs import printed_output_tests
+from swe_aci.pipeline.issue_literals import PROMPT, indent, outside_code
+from swe_aci.pipeline.issue_outputs import printed_output_tests, raised_instead_tests
 from swe_aci.pipeline.issue_prose import (
     commented_expectation_tests,
     comparison_tests,
@@ -26,7 +26,12 @@ from swe_aci.pipeline.issue_prose import (
     inline_tests,
     unwanted_warning_tests,
 )
-from swe_aci.pipeline.issue_sessions import paired_session_tests, session_tests, sessions
+from swe_aci.pipeline.issue_sessions import (
+    BETTER_MESSAGE,
+    paired_session_tests,
+    session_tests,
+    sessions,
+)
 from swe_aci.pipeline.issue_tracebacks import script_sessions
 from swe_aci.pipeline.skeleton import exception_classes, module_name, parse
 from swe_aci.retrieval.documents import is_test_path
@@ -84,12 +89,12 @@ def issue_tests(
     and `exceptions` as `importable_names` and `exception_names` give them, `aliases` as
     `imports.import_aliases` does."""
     found = sessions(issue)
+    better_message = BETTER_MESSAGE.search(outside_code(issue)) is not None
     bodies = [
-        *(body for session in found for body in session_tests(session, exceptions)),
         *(
             body
-            for session in script_sessions(issue)
-            for body in session_tests(session, exceptions)
+            for session in [*found, *script_sessions(issue)]
+            for body in session_tests(session, exceptions, better_message)
         ),
         *paired_session_tests(found),
         *inline_tests(issue, importable),
@@ -99,6 +104,7 @@ def issue_tests(
         *commented_expectation_tests(issue),
         *unwanted_warning_tests(issue),
         *printed_output_tests(issue),
+        *raised_instead_tests(issue, exceptions),
     ]
     functions = []
     seen: set[str] = set()

@@ -11,7 +11,7 @@ import textwrap
 PROMPT = re.compile(r"^\s*>>> ?(.*)$")
 EXPECTATION = re.compile(
     r"(?i)\b(?:expected|expect|should\s+(?:be|return|give|equal|yield)|must\s+(?:be|return|give)"
-    r"|instead\s+of|rather\s+than|they\s+should\s+be)\b:?"
+    r"|instead\s+of|rather\s+than|they\s+should\s+be|(?:should|must)(?=\s+raise))\b:?"
 )
 BACKTICKS = re.compile(r"`([^`\n]+)`")
 OBJECT_REPR = re.compile(r"^<\w[^<>]*>$")  # `<Result ('a\n',) {}>`: what repr() of an object prints

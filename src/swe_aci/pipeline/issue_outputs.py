@@ -3,15 +3,27 @@ a `>>>` session whose shown values are all printed, then a code block of output 
 paragraph with an expectation word introduces ("### Expected Output", "Expected: ... as with a
 header row:"). The test runs the example with its printed text captured and compares it with
 that block line by line (trailing spaces and the blank lines around aside; an object's address,
-`0x7f9b...`, matches any, `0x...`). None when the block is the output the issue reports."""
+`0x7f9b...`, matches any, `0x...`). None when the block is the output the issue reports. A
+script that prints, the output it printed, then a paragraph expecting an exception instead ("All
+three should raise `ExpansionLimitException`"): each printed call must raise it."""
 
 from __future__ import annotations
 
 import ast
+import itertools
 import re
+import textwrap
 
-from swe_aci.pipeline.issue_literals import EXPECTATION, FENCE, has_prompt, literal
-from swe_aci.pipeline.issue_sessions import sessions
+from swe_aci.pipeline.issue_literals import (
+    EXPECTATION,
+    FENCE,
+    has_prompt,
+    indent,
+    literal,
+    statement_source,
+)
+from swe_aci.pipeline.issue_prose import is_print
+from swe_aci.pipeline.issue_sessions import BUILTIN_EXCEPTIONS, expected_exception, sessions
 from swe_aci.pipeline.skeleton import parse
 
 ADDRESS = re.compile(r"0x(?:[0-9a-fA-F]+|\.\.\.)")
@@ -39,6 +51,42 @@ def printed_output_tests(issue: str) -> list[list[str]]:
             continue
         bodies.append(printed_check(code, expected))
     return bodies
+
+
+def raised_instead_tests(issue: str, exceptions: frozenset[str]) -> list[list[str]]:
+    """One test body per value a script prints that the paragraph after its output says should
+    raise an exception instead (a built-in one, a dotted name or one of the repository's,
+    `exceptions`): the script's statements before it that are not shown expressions, then the
+    printed expression in `pytest.raises`. A printed value that calls nothing is left out."""
+    blocks = list(FENCE.finditer(issue))
+    bodies = []
+    for index, (block, shown) in enumerate(itertools.pairwise(blocks)):
+        script = textwrap.dedent(block.group(1))
+        tree = None if has_prompt(script) else parse(script)
+        if tree is None or not prints(script) or not output_like(shown.group(1)):
+            continue
+        end = blocks[index + 2].start() if index + 2 < len(blocks) else len(issue)
+        paragraph = re.split(r"\n\s*\n", issue[shown.end() : end].strip())[0]
+        name = expected_exception(paragraph, exceptions)
+        if name is None or not ("." in name or name in BUILTIN_EXCEPTIONS | exceptions):
+            continue
+        setup: list[str] = []
+        for node in tree.body:
+            if not isinstance(node, ast.Expr):
+                setup.append(statement_source(script, node))
+            elif is_print(node.value) and (printed := printed_call(script, node.value)):
+                bodies.append([*setup, f"with pytest.raises({name}):", indent(printed)])
+    return bodies
+
+
+def printed_call(script: str, call: ast.Call) -> str | None:
+    """The source of the one value a `print(...)` prints, when it calls something."""
+    if len(call.args) != 1 or call.keywords:
+        return None
+    value = call.args[0]
+    if not any(isinstance(node, ast.Call) for node in ast.walk(value)):
+        return None
+    return ast.get_source_segment(script, value)
 
 
 def introduction(prose: str) -> str:
@@ -73,11 +121,25 @@ def prints(code: str) -> bool:
 
 
 def output_like(block: str) -> bool:
-    """Whether a block shows output, not code: no `>>>`, and it is not Python (a literal, a
-    value as printed, is)."""
+    """Whether a block shows output, not code: no `>>>`, and it is not Python (values as
+    printed, one a line, are)."""
     if has_prompt(block) or not block.strip():
         return False
-    return parse(block) is None or literal(block) is not None
+    tree = parse(block)
+    return tree is None or literal(block) is not None or all(map(is_printed_value, tree.body))
+
+
+def is_printed_value(node: ast.stmt) -> bool:
+    """A line of output that parses as Python: a literal, or a bare word (`done`)."""
+    if not isinstance(node, ast.Expr):
+        return False
+    if isinstance(node.value, ast.Name):
+        return True
+    try:
+        ast.literal_eval(node.value)
+    except ValueError:
+        return False
+    return True
 
 
 def lines(text: str) -> list[str]:

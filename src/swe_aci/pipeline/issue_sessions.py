@@ -35,6 +35,14 @@ TRACEBACK = re.compile(r"^\s*Traceback \(most recent call last\):")
 LAST_TRACEBACK_LINE = re.compile(r"^([A-Za-z_][\w.]*)(?::|$)")
 EXCEPTION_LINE = re.compile(r"^\s*([A-Za-z_][\w.]*(?:Error|Exception|Warning|Exit|Interrupt))\b:?")
 MESSAGE_WORDS = re.compile(r"(?i)\b(message|warning|warns?)\b")
+# an issue asking for a clearer error, not for the error to go: "Improve error message for ...",
+# "the error message is pretty hard to decipher"
+BETTER_MESSAGE = re.compile(
+    r"(?i)\b(?:error|exception)\s+messages?\b[^.\n]{0,120}?\b(?:unclear|confusing|cryptic|"
+    r"misleading|hard\s+to|difficult\s+to|unhelpful|not\s+(?:very\s+)?helpful|improved?|better|"
+    r"clearer|more\s+(?:helpful|informative|descriptive))|\b(?:improve|better|clearer|more\s+"
+    r"(?:helpful|informative|descriptive))\b[^.\n]{0,40}\b(?:error|exception)\s+messages?\b"
+)
 RAISES = re.compile(r"(?i)\braises?\s+(?:an?\s+)?`?([A-Za-z_][\w.]*)`?")
 EXCEPTION_NAME = re.compile(r"`?\b([A-Za-z_][\w.]*(?:Error|Exception))\b`?")
 NAME = re.compile(r"`?\b([A-Za-z_]\w*)\b`?")
@@ -237,17 +245,38 @@ def message_test(statements: list[Statement], statement: Statement, message: str
     ]
 
 
+def changed_message_test(statements: list[Statement], statement: Statement) -> list[str]:
+    """The statement must still raise what the session shows (a built-in or dotted exception,
+    else any), with a message other than the one shown: the issue asks for a clearer one and
+    does not write it."""
+    name = statement.raised or "Exception"
+    if "." not in name and name not in BUILTIN_EXCEPTIONS:
+        name = "Exception"
+    index = statements.index(statement)
+    setup = [s.source for s in statements[:index] if s.sets_up]
+    return [
+        *imports_for(name),
+        *setup,
+        f"with pytest.raises({name}) as raised:",
+        indent(statement.source),
+        f"assert str(raised.value) != {statement.message!r}",
+    ]
+
+
 def imports_for(name: str) -> list[str]:
     """The import a dotted exception name needs (`packaging.version.InvalidVersion`)."""
     module = name.rpartition(".")[0]
     return [f"import {module}"] if module else []
 
 
-def session_tests(session: Session, exceptions: frozenset[str]) -> list[list[str]]:
+def session_tests(
+    session: Session, exceptions: frozenset[str], better_message: bool = False
+) -> list[list[str]]:
     """Test bodies (lines) from one session; `exceptions`: the repository's exception classes
-    (the test imports the one it expects: `with_imports`). The exception expected is looked
-    for in all the prose after the session, the literals only up to its next call (literals
-    after a call belong to it)."""
+    (the test imports the one it expects: `with_imports`); `better_message`: the issue asks for
+    a clearer error message (`BETTER_MESSAGE`), so a traceback it shows is to stay, with another
+    message. The exception expected is looked for in all the prose after the session, the
+    literals only up to its next call (literals after a call belong to it)."""
     statements, prose = session.statements, session.prose
     shown = [s for s in statements if s.expression and s.output and not s.raised]
     raising = [s for s in statements if s.raised]
@@ -279,6 +308,10 @@ def session_tests(session: Session, exceptions: frozenset[str]) -> list[list[str
     ]
     if not checks and messages:
         return [[*session.setup, *message_test(statements, s, wanted)] for s, wanted in messages]
+    if not checks and raising and better_message:
+        return [
+            [*session.setup, *changed_message_test(statements, s)] for s in raising if s.message
+        ]
     if not checks and raising and not MESSAGE_WORDS.search(prose) and not named:
         checks.extend((s, "runs") for s in raising)
     if not checks and raising and exception:
