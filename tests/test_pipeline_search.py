@@ -331,6 +331,17 @@ def test_blocks_match_exactly_or_ignoring_indentation_and_are_dropped_otherwise(
         block_edit({"slug.py": SLUG}, comment, "slug.py", LINT)
     with pytest.raises(Dropped, match="no search/replace block"):
         block_edit({"slug.py": SLUG}, "no blocks here", "slug.py", LINT)
+    # new lines a space off the old lines' level: shifted to it, kept when the file then parses
+    off_level = block("        return self.dash.join(parts)\n",
+                      "       return self.dash.join(sorted(parts))\n", "slug.py")  # fmt: skip
+    edit = block_edit({"slug.py": SLUG}, off_level, "slug.py", LINT)
+    assert "        return self.dash.join(sorted(parts))\n" in edit.texts["slug.py"]
+    assert "new lines shifted to the old lines' level" in edit.notes[0]
+    ragged = block("        return self.dash.join(parts)\n",
+                   "       parts = sorted(parts)\n        return self.dash.join(parts)\n",
+                   "slug.py")  # fmt: skip
+    with pytest.raises(Dropped, match="no longer parses"):
+        block_edit({"slug.py": SLUG}, ragged, "slug.py", LINT)
     # of two blocks, the one that does not apply is dropped and the other kept
     two = block("    width = 10\n", "    width = 12\n", "slug.py") + block(
         "nope\n", "x\n", "slug.py"

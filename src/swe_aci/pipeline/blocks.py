@@ -332,9 +332,17 @@ def apply_blocks(
         if candidate == text:
             notes.append(f"block {number}: dropped: its new lines are the old ones")
             continue
-        problem = edit_problem(
-            text, candidate, block.path, (index + 1, index + count), new.count("\n"), linter
-        )
+        replaced = (index + 1, index + count)
+        problem = edit_problem(text, candidate, block.path, replaced, new.count("\n"), linter)
+        level = reindented(new, new, lines[index]) if new.strip() and index < len(lines) else new
+        if problem is not None and level != new:
+            # a small model often writes the new lines a space or two off the old lines' level
+            shifted = "".join([*lines[:index], level, *lines[index + count :]])
+            if not edit_problem(text, shifted, block.path, replaced, level.count("\n"), linter):
+                candidate, problem = shifted, None
+                how = ", ".join(
+                    part for part in (how, "its new lines shifted to the old lines' level") if part
+                )
         if problem is not None:
             notes.append(f"block {number}: dropped: {problem}")
             continue
