@@ -150,3 +150,37 @@ def test_a_test_command_setting_a_variable_screens_too(env: Environment) -> None
     box = sandbox_of(env, command)
     assert box.run_isolated({"calc.py": RIGHT}, TESTS, [REPRODUCTION_FILE]).passed
     assert box.screen("calc.py", [RIGHT], TESTS, [REPRODUCTION_FILE]) == [True]
+
+
+CHATTY_TESTS = """\
+import pytest
+
+from calc import add
+
+
+@pytest.mark.parametrize("n", range(300))
+def test_chatty(n):
+    print("case", n, "x" * 400)  # captured output of every passing test
+    assert add(n, 0) == n
+
+
+@pytest.mark.parametrize("n", range(40))
+def test_breaks(n):
+    assert add(n, 1) == n + 1, "a long message " * 100
+"""
+
+
+def test_the_existing_tests_statuses_survive_a_suite_that_prints_and_fails_at_length(
+    env: Environment,
+) -> None:
+    """Every test's status reaches the summary within the output cap (100 kB): -rA would print
+    the 300 passing tests' captured output first (120 kB), and full tracebacks of the 40
+    failures fill it too; the existing tests' runs print a failure's summary line alone."""
+    box = sandbox_of(env)
+    run = box.run_isolated(
+        {}, {"tests/test_chatty.py": CHATTY_TESTS}, ["tests/test_chatty.py"], statuses_only=True
+    )
+    assert len(run.statuses) == 340 and len(run.passed) == 300
+    old = sandbox_of(env, ValidateConfig().test_command.replace("-rfEsxXp", "-rA"))
+    lost = old.run_isolated({}, {"tests/test_chatty.py": CHATTY_TESTS}, ["tests/test_chatty.py"])
+    assert len(lost.statuses) < 340

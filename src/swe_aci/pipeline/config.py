@@ -156,10 +156,12 @@ class ValidateConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     test_command: str = Field(
-        "python -m pytest -q -p no:cacheprovider -rA --continue-on-collection-errors",
-        description="pytest with -rA; run from the repository root with --rootdir and the files "
-        "(--continue-on-collection-errors: a test file that fails to import leaves the others' "
-        "regression signal)",
+        "python -m pytest -q -p no:cacheprovider -rfEsxXp --continue-on-collection-errors",
+        description="pytest with a summary line of every test's outcome (-rfEsxXp: -rA without "
+        "the captured output of each passing test, which in a suite that prints fills the "
+        "output cap before the summary); run from the repository root with --rootdir and the "
+        "files (--continue-on-collection-errors: a test file that fails to import leaves the "
+        "others' regression signal)",
     )
     timeout: float = Field(120.0, gt=0, description="seconds for one test run")
     max_test_files: int = Field(10, ge=0, description="existing test files run; 0: none")

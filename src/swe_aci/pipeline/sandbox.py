@@ -1,7 +1,7 @@
 """What the pipeline does in the sandbox: run tests on the base or on one candidate's edit, each
 run from a clean tree and its changes discarded.
 
-Test runs go through the environment's shell with a timeout; their `-rA` summary is read with
+Test runs go through the environment's shell with a timeout; their short summary is read with
 the evaluation's pytest parser. A reproduction test lives under `.git/` of the sandbox's
 repository, so it never enters the diff, and is removed at the end. Before and after every run
 the working tree is put back to the base commit (tracked files reset, new files removed, new
@@ -147,17 +147,20 @@ class Sandbox:
         tests: dict[str, str],
         files: list[str],
         plugin: Plugin | None = None,
+        statuses_only: bool = False,
     ) -> TestRun:
         """`files` run on the base with `texts` (repository path -> text) written over it and
         the test files `tests` in place (and `plugin` loaded), from a clean tree; the tree is
-        clean again after."""
+        clean again after. `statuses_only`: no failure's traceback, only its summary line (the
+        existing tests: what counts is which pass, and a candidate that breaks many would
+        otherwise fill the output cap before the summary)."""
         self.reset()
         try:
             for path, text in {**texts, **tests}.items():
                 self.write(path, text)
             if plugin is not None:
                 self.write(f"{plugin.directory}/{plugin.module}.py", plugin.source)
-            return self.run_tests(files, plugin)
+            return self.run_tests(files, plugin, statuses_only)
         finally:
             self.reset()
 
@@ -167,9 +170,13 @@ class Sandbox:
     def write(self, relative: str, text: str) -> None:
         self.env.write_file(self.path(relative), text.encode("utf-8", "surrogateescape"))
 
-    def run_tests(self, files: list[str], plugin: Plugin | None = None) -> TestRun:
+    def run_tests(
+        self, files: list[str], plugin: Plugin | None = None, statuses_only: bool = False
+    ) -> TestRun:
         """pytest on `files`; with `plugin`, its module loaded (`-p`) from its directory."""
         quoted = " ".join(shlex.quote(self.path(file)) for file in files)
+        if statuses_only:
+            quoted = f"--tb=no {quoted}"
         root = shlex.quote(self.env.repo_path)
         command = f"{self.test_command} --rootdir {root} {quoted}"
         if plugin is not None:

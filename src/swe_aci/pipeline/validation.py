@@ -83,7 +83,7 @@ class Validation:
         base = self._baseline(files)
         if base:
             self.check_time()
-            run = self.sandbox.run_isolated(group.edit.texts, {}, files)
+            run = self.sandbox.run_isolated(group.edit.texts, {}, files, statuses_only=True)
             regressed = base - run.passed
             literals = pinned.replaced_literals(tree, group.edit.texts, self.problem)
             group.pinned = pinned.pinned_tests(tree, regressed, literals)
@@ -119,7 +119,7 @@ class Validation:
             passed: set[str] | None = None
             if files:
                 self.check_time()
-                base = self.sandbox.run_isolated({}, {}, files)
+                base = self.sandbox.run_isolated({}, {}, files, statuses_only=True)
                 passed = None if base.timed_out or not base.passed else base.passed
                 if passed:
                     signal = f"{len(base.passed)} pass of {len(base.statuses)}"
