@@ -222,9 +222,11 @@ TypeError: 'int' object is not iterable
 def test_a_traceback_whose_message_should_be_clearer_must_raise_another_message(
     tmp_path: Path,
 ) -> None:
-    """Not "the call must run": the issue wants the error to stay, better worded."""
+    """Not "the call must run": the issue wants the error to stay, better worded, raised on
+    purpose (a candidate that breaks the call differently does not pass)."""
     code = issue_tests(BETTER_MESSAGE_ISSUE, {"dumps": "writer"})
     assert "assert str(raised.value) != \"'int' object is not iterable\"" in code
-    assert exit_codes(tmp_path, code, "writer", [WRITER, WRITER_FIXED]) == [1, 0]
+    broken = "def dumps(table):\n    return len()\n"  # another message, from no raise
+    assert exit_codes(tmp_path, code, "writer", [WRITER, WRITER_FIXED, broken]) == [1, 0, 1]
     plain = BETTER_MESSAGE_ISSUE.replace("Improve error message for", "A crash on")
     assert "raised" not in issue_tests(plain, {"dumps": "writer"})
