@@ -229,28 +229,26 @@ def expected_message(shown: str, prose: str) -> str | None:
 
 
 def message_test(statements: list[Statement], statement: Statement, message: str) -> list[str]:
-    """The statement must raise what the session shows (a built-in or dotted exception, else
-    any) with the message `message`."""
-    name = statement.raised or "Exception"
-    if "." not in name and name not in BUILTIN_EXCEPTIONS:
-        name = "Exception"
-    index = statements.index(statement)
-    setup = [s.source for s in statements[:index] if s.sets_up]
-    return [
-        *imports_for(name),
-        *setup,
-        f"with pytest.raises({name}) as raised:",
-        indent(statement.source),
-        f"assert str(raised.value) == {message!r}",
-    ]
+    """The statement must raise what the session shows with the message `message`."""
+    return [*raising_shown(statements, statement), f"assert str(raised.value) == {message!r}"]
 
 
 def changed_message_test(statements: list[Statement], statement: Statement) -> list[str]:
-    """The statement must still raise what the session shows (a built-in or dotted exception,
-    else any), with a message other than the one shown, from a `raise` statement: the issue
-    asks for a clearer message and does not write it, and a library words an error it raises
-    on purpose (a call broken by a candidate raises a `TypeError` of its own too, from the
-    call)."""
+    """The statement must still raise what the session shows, with a message other than the
+    one shown, from a `raise` statement: the issue asks for a clearer message and does not
+    write it, and a library words an error it raises on purpose (a call broken by a candidate
+    raises a `TypeError` of its own too, from the call)."""
+    return [
+        *raising_shown(statements, statement),
+        f"assert str(raised.value) != {statement.message!r}",
+        'assert str(raised.traceback[-1].statement).lstrip().startswith("raise")',
+    ]
+
+
+def raising_shown(statements: list[Statement], statement: Statement) -> list[str]:
+    """The session's statements up to `statement` that set up, then `statement` in
+    `pytest.raises(...) as raised` of the exception it shows (a built-in or dotted one, else
+    any)."""
     name = statement.raised or "Exception"
     if "." not in name and name not in BUILTIN_EXCEPTIONS:
         name = "Exception"
@@ -261,8 +259,6 @@ def changed_message_test(statements: list[Statement], statement: Statement) -> l
         *setup,
         f"with pytest.raises({name}) as raised:",
         indent(statement.source),
-        f"assert str(raised.value) != {statement.message!r}",
-        'assert str(raised.traceback[-1].statement).lstrip().startswith("raise")',
     ]
 
 
