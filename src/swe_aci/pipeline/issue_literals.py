@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 import re
 import textwrap
+from typing import TypeGuard
 
 PROMPT = re.compile(r"^\s*>>> ?(.*)$")
 EXPECTATION = re.compile(
@@ -39,6 +40,13 @@ def statement_source(code: str, node: ast.stmt) -> str:
         return ast.get_source_segment(code, node) or ""
     start = min([node.lineno, *(decorator.lineno for decorator in decorators or [])])
     return textwrap.dedent("\n".join(code.splitlines()[start - 1 : node.end_lineno]))
+
+
+def is_print(node: ast.AST) -> TypeGuard[ast.Call]:
+    """Whether `node` is a call of `print`."""
+    return (
+        isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "print"
+    )
 
 
 def has_prompt(block: str) -> bool:

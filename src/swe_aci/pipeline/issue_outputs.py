@@ -19,10 +19,10 @@ from swe_aci.pipeline.issue_literals import (
     FENCE,
     has_prompt,
     indent,
+    is_print,
     literal,
     statement_source,
 )
-from swe_aci.pipeline.issue_prose import is_print
 from swe_aci.pipeline.issue_sessions import BUILTIN_EXCEPTIONS, expected_exception, sessions
 from swe_aci.pipeline.skeleton import parse
 
@@ -114,10 +114,7 @@ def printing_example(block: str) -> tuple[list[str], str | None] | None:
 
 def prints(code: str) -> bool:
     tree = parse(code)
-    return tree is not None and any(
-        isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "print"
-        for node in ast.walk(tree)
-    )
+    return tree is not None and any(map(is_print, ast.walk(tree)))
 
 
 def output_like(block: str) -> bool:

@@ -22,6 +22,7 @@ from swe_aci.pipeline.issue_literals import (
     expected_literals,
     expected_value,
     has_prompt,
+    is_print,
     literal,
     outside_code,
     statement_source,
@@ -244,12 +245,6 @@ def commented_expectation_tests(issue: str) -> list[list[str]]:
             ]
             bodies.append([*setup, check(expression, expected[0])])
     return bodies
-
-
-def is_print(node: ast.expr) -> bool:
-    return (
-        isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "print"
-    )
 
 
 def unwanted_warning_tests(issue: str) -> list[list[str]]:

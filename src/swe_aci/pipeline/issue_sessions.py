@@ -23,6 +23,7 @@ from swe_aci.pipeline.issue_literals import (
     expected_literals,
     has_prompt,
     indent,
+    is_print,
     literal,
     statement_source,
 )
@@ -399,9 +400,7 @@ def output_check(statement: Statement) -> str | None:
     assert isinstance(call, ast.Expr)
     value = call.value
     if (
-        isinstance(value, ast.Call)
-        and isinstance(value.func, ast.Name)
-        and value.func.id == "print"
+        is_print(value)
         and len(value.args) == 1
         and not value.keywords
         and not isinstance(value.args[0], ast.Starred)
