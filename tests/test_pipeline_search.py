@@ -239,6 +239,48 @@ def test_a_test_file_that_fails_to_import_leaves_the_others_regression_signal(
     assert result.exit_status == "submitted"
 
 
+DOCUMENTED_WORDS = '''def words(text):
+    """Split text into lowercase words.
+
+    >>> words("It's a Dog")
+    ["it's", 'a', 'dog']
+    """
+'''
+
+
+def documented_wordcount(root: Path) -> Path:
+    """The example without its tests, `words` documented by an example instead."""
+    source = (EXAMPLES / "wordcount/wordcount/counter.py").read_text()
+    counter = source.replace(
+        'def words(text):\n    """Split text into lowercase words."""\n', DOCUMENTED_WORDS
+    )
+    assert counter != source
+    init = (EXAMPLES / "wordcount/wordcount/__init__.py").read_text()
+    commit_tree(root, {"wordcount/__init__.py": init, "wordcount/counter.py": counter})
+    return root
+
+
+def test_a_repository_without_tests_is_checked_by_its_docstring_examples(
+    tmp_path: Path,
+) -> None:
+    """No test file: the changed module's docstring examples run as doctests. A block that
+    breaks the documented behaviour (and passes nothing) is not submitted, as one breaking a
+    test is not; the right block, which keeps it, is."""
+    breaking = block('WORD = re.compile(r"[A-Za-z\']+")\n', 'WORD = re.compile(r"[a-z\']+")\n')
+    repo = documented_wordcount(tmp_path / "repo")
+    result, steps = run(tmp_path / "one", [NO_TEST, NO_TEST, breaking], PLAIN_ISSUE,
+                        *BLOCKS_ONLY, repo=repo)  # fmt: skip
+    base = steps["tests at the base"]
+    assert base["observation"].startswith("1 pass of 1 (wordcount/counter.py)")
+    assert base["pipeline"]["doctests"] == ["wordcount/counter.py"]
+    assert "regressions 1" in steps["validate 1"]["observation"]
+    assert result.exit_status == "exit_format" and result.submission == ""
+    result, steps = run(tmp_path / "two", [NO_TEST, NO_TEST, RIGHT_BLOCK], PLAIN_ISSUE,
+                        *BLOCKS_ONLY, repo=repo)  # fmt: skip
+    assert "regressions 0" in steps["validate 1"]["observation"]
+    assert result.exit_status == "submitted" and "ranked[:n]" in result.submission
+
+
 # -- targets beyond functions ----------------------------------------------------------------
 
 SLUG = '''"""Slugs."""

@@ -1,6 +1,8 @@
 """The repository's own tests a candidate is checked against: the test files that import the
-changed module (then those that mention it), run as the repository's pytest configuration
-allows: when it adds options through `addopts` (`--cov`, a plugin's flags) that the pipeline's
+changed module (then those that mention it), and the examples in the changed modules'
+docstrings, run as doctests (`>>> f(x)` and the output it documents: the behaviour a library
+promises, and the only regression signal of one that ships no tests). They run as the
+repository's pytest configuration allows: when it adds options through `addopts` (`--cov`, a plugin's flags) that the pipeline's
 plugin-free pytest would refuse, they are overridden with `-o addopts=""`."""
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import tomllib
 from swe_aci.pipeline.skeleton import module_name
 from swe_aci.retrieval.documents import is_test_path
 
+DOCTEST_PROMPT = re.compile(r"^\s*>>> ", re.MULTILINE)
 # the files pytest reads its configuration from, in its order of precedence
 PYTEST_CONFIGS = ("pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg")
 INI_SECTIONS = {"pytest.ini": "pytest", ".pytest.ini": "pytest", "tox.ini": "pytest"}
@@ -49,6 +52,17 @@ def related_tests(
         if path not in first and mentioning is not None and mentioning.search(tree[path])
     ]
     return ([*first, *second] or tests)[:limit]
+
+
+def doctest_modules(tree: dict[str, str], paths: list[str]) -> list[str]:
+    """The modules of `paths` (not test files) whose base text holds a docstring example."""
+    return [
+        path
+        for path in paths
+        if path.endswith(".py")
+        and not is_test_path(path)
+        and DOCTEST_PROMPT.search(tree.get(path, ""))
+    ]
 
 
 def import_pattern(module: str) -> str:

@@ -148,19 +148,21 @@ class Sandbox:
         files: list[str],
         plugin: Plugin | None = None,
         statuses_only: bool = False,
+        doctests: bool = False,
     ) -> TestRun:
         """`files` run on the base with `texts` (repository path -> text) written over it and
         the test files `tests` in place (and `plugin` loaded), from a clean tree; the tree is
         clean again after. `statuses_only`: no failure's traceback, only its summary line (the
         existing tests: what counts is which pass, and a candidate that breaks many would
-        otherwise fill the output cap before the summary)."""
+        otherwise fill the output cap before the summary). `doctests`: the docstring examples
+        of the modules among `files` run too."""
         self.reset()
         try:
             for path, text in {**texts, **tests}.items():
                 self.write(path, text)
             if plugin is not None:
                 self.write(f"{plugin.directory}/{plugin.module}.py", plugin.source)
-            return self.run_tests(files, plugin, statuses_only)
+            return self.run_tests(files, plugin, statuses_only, doctests)
         finally:
             self.reset()
 
@@ -171,12 +173,18 @@ class Sandbox:
         self.env.write_file(self.path(relative), text.encode("utf-8", "surrogateescape"))
 
     def run_tests(
-        self, files: list[str], plugin: Plugin | None = None, statuses_only: bool = False
+        self,
+        files: list[str],
+        plugin: Plugin | None = None,
+        statuses_only: bool = False,
+        doctests: bool = False,
     ) -> TestRun:
         """pytest on `files`; with `plugin`, its module loaded (`-p`) from its directory."""
         quoted = " ".join(shlex.quote(self.path(file)) for file in files)
         if statuses_only:
             quoted = f"--tb=no {quoted}"
+        if doctests:
+            quoted = f"--doctest-modules {quoted}"
         root = shlex.quote(self.env.repo_path)
         command = f"{self.test_command} --rootdir {root} {quoted}"
         if plugin is not None:

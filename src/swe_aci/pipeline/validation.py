@@ -74,16 +74,20 @@ class Validation:
             )
             group.reproduced, group.reproduction_passes = reproduction.outcome(run, repro)
             group.timed_out = run.timed_out
+        changed = list(group.edit.texts)
         files = regressions.related_tests(
             tree,
-            list(group.edit.texts),
+            changed,
             [name.rpartition("::")[2].rpartition(".")[2] for name in group.label.split(" + ")],
             self.config.max_test_files,
         )
-        base = self._baseline(files)
+        modules = regressions.doctest_modules(tree, changed)
+        base = self._baseline(files, modules)
         if base:
             self.check_time()
-            run = self.sandbox.run_isolated(group.edit.texts, {}, files, statuses_only=True)
+            run = self.sandbox.run_isolated(
+                group.edit.texts, {}, [*files, *modules], statuses_only=True, doctests=bool(modules)
+            )
             regressed = base - run.passed
             literals = pinned.replaced_literals(tree, group.edit.texts, self.problem)
             group.pinned = pinned.pinned_tests(tree, regressed, literals)
@@ -111,15 +115,17 @@ class Validation:
             self.check_time()
             group.regressions = 0 if self.sandbox.run_suite(group.edit.texts, command).passed else 1
 
-    def _baseline(self, files: list[str]) -> set[str] | None:
-        """The tests of `files` passing at the base (None: no test ran, no regression signal);
-        run once per set of files."""
-        key = tuple(files)
+    def _baseline(self, files: list[str], modules: list[str]) -> set[str] | None:
+        """The tests of `files` and the doctests of `modules` passing at the base (None: no test
+        ran, no regression signal); run once per set of files."""
+        key = (*files, *modules)
         if key not in self._baselines:
             passed: set[str] | None = None
-            if files:
+            if key:
                 self.check_time()
-                base = self.sandbox.run_isolated({}, {}, files, statuses_only=True)
+                base = self.sandbox.run_isolated(
+                    {}, {}, list(key), statuses_only=True, doctests=bool(modules)
+                )
                 passed = None if base.timed_out or not base.passed else base.passed
                 if passed:
                     signal = f"{len(base.passed)} pass of {len(base.statuses)}"
@@ -131,8 +137,8 @@ class Validation:
                 self.record.step(
                     "tests at the base",
                     "existing tests",
-                    f"{signal} ({', '.join(files)}){tail}",
-                    {"files": files},
+                    f"{signal} ({', '.join(key)}){tail}",
+                    {"files": files, "doctests": modules},
                 )
             self._baselines[key] = passed
         return self._baselines[key]
