@@ -40,6 +40,7 @@ SETS = {
     "held_out_4": ROOT / "datasets" / "held_out_bugs_4.jsonl",
     "held_out_5": ROOT / "datasets" / "held_out_bugs_5.jsonl",
     "held_out_6": ROOT / "datasets" / "held_out_bugs_6.jsonl",
+    "held_out_7": ROOT / "datasets" / "held_out_bugs_7.jsonl",
 }
 
 

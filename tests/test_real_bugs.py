@@ -29,6 +29,7 @@ SETS = (
     "held_out_bugs_4",
     "held_out_bugs_5",
     "held_out_bugs_6",
+    "held_out_bugs_7",
 )
 PLAIN = {"NO_COLOR": "1", "FORCE_COLOR": None, "TTY_COMPATIBLE": None, "COLUMNS": "200"}
 
