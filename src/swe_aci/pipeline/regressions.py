@@ -2,8 +2,9 @@
 changed module (then those that mention it), and the examples in the changed modules'
 docstrings, run as doctests (`>>> f(x)` and the output it documents: the behaviour a library
 promises, and the only regression signal of one that ships no tests). They run as the
-repository's pytest configuration allows: when it adds options through `addopts` (`--cov`, a plugin's flags) that the pipeline's
-plugin-free pytest would refuse, they are overridden with `-o addopts=""`."""
+repository's pytest configuration allows: when it adds options through `addopts` (`--cov`, a
+plugin's flags) that the pipeline's plugin-free pytest would refuse, they are overridden with
+`-o addopts=""`."""
 
 from __future__ import annotations
 

@@ -1,7 +1,8 @@
 """Validating the pipeline's candidates: the reproduction test run on each, and its regressions
 of the repository's existing tests, each run from a clean tree holding only that candidate's edit
 (`pipeline/sandbox.py`). Python repositories run pytest on the test files that import the changed
-module (`regressions.related_tests`); a repository of another language runs its own
+module (`regressions.related_tests`) and on the changed modules' docstring examples
+(`regressions.doctest_modules`); a repository of another language runs its own
 `validation.suite_command`, or gets no regression signal. Every run at the base is a step of the
 trajectory, run once per set of test files."""
 
