@@ -4,13 +4,18 @@ submitted, and what wins among the rest."""
 from __future__ import annotations
 
 from swe_aci.pipeline.choose import Group, best
-from swe_aci.pipeline.repair import Edit
+from swe_aci.pipeline.repair import TEMPLATE, Edit
 
 
 def group(
-    name: str, reproduced: bool, regressions: int, at_base: int = 10, functions: int = 1
+    name: str,
+    reproduced: bool,
+    regressions: int,
+    at_base: int = 10,
+    functions: int = 1,
+    source: str = "block",
 ) -> Group:
-    edit = Edit({"m.py": name}, name, 1, "template")
+    edit = Edit({"m.py": name}, name, 1, source)
     return Group(
         edit, f"m.py::{name}", [1], reproduced, int(reproduced), regressions, at_base,
         regressed_functions=min(functions, regressions),
@@ -62,3 +67,18 @@ def test_a_reproduced_candidate_breaking_more_than_two_test_functions_is_never_c
     assert not one_parametrized.harmful
     assert not group("two", True, 2, functions=2).harmful
     assert group("three", True, 3, functions=3).harmful
+
+
+def test_a_template_edit_that_breaks_an_existing_test_is_never_chosen() -> None:
+    """h11: the template making `len(lengths) != 1` into `== 1` raised on every single
+    Content-Length header; it passed the issue's test and broke 1 of 66 existing tests. The
+    same score from a model's edit stays eligible (a right fix may break a test that pinned
+    the old behaviour); a template's with no regression stays too."""
+    blind = group("blind", True, 1, at_base=66, source=TEMPLATE)
+    assert blind.harmful
+    assert blind.harm() == (
+        "a template edit that breaks 1 of the 66 existing tests that pass at the base"
+    )
+    assert best([blind, group("noop", False, 0, at_base=66)]).label == "m.py::noop"
+    assert not group("written", True, 1, at_base=66).harmful
+    assert not group("clean", True, 0, at_base=66, source=TEMPLATE).harmful

@@ -225,6 +225,22 @@ def test_a_mark_registered_by_a_plugin_does_not_break_the_pipelines_test_runs(
     assert result.exit_status == "submitted"
 
 
+def test_an_option_of_a_plugin_not_loaded_does_not_break_the_pipelines_test_runs(
+    tmp_path: Path,
+) -> None:
+    """blinker's pyproject sets pytest-asyncio's `asyncio_mode` and turns warnings into errors:
+    the plugin-free pytest warned "Unknown config option: asyncio_mode", which stopped every run
+    (INTERNALERROR), so neither the issue's test nor the model's ever ran."""
+    config = "[tool:pytest]\nasyncio_mode = auto\nfilterwarnings =\n    error\n"
+    repo = wordcount(tmp_path / "repo", {"setup.cfg": config})
+    result, steps = run(tmp_path, [REPRODUCTION, RIGHT_BLOCK], PLAIN_ISSUE,
+                        *BLOCKS_ONLY, repo=repo)  # fmt: skip
+    assert steps["reproduce 1/2 (T=0)"]["pipeline"]["accepted"] is True
+    assert steps["tests at the base"]["observation"].startswith("1 pass of 3")
+    assert "reproduction test passes, regressions 0" in steps["validate 1"]["observation"]
+    assert result.exit_status == "submitted"
+
+
 def test_a_test_file_that_fails_to_import_leaves_the_others_regression_signal(
     tmp_path: Path,
 ) -> None:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from swe_aci.env.diff import file_headers
 from swe_aci.pipeline import regressions
-from swe_aci.pipeline.repair import Edit
+from swe_aci.pipeline.repair import TEMPLATE, Edit
 from swe_aci.retrieval.documents import Document, is_test_path
 
 TOLERATED_REGRESSED_FUNCTIONS = 2
@@ -63,7 +63,22 @@ class Group:
         passed its reproduction and broke 26 of 238). A right fix may break the test or two
         that pinned the old behaviour (upstream changes those with the fix), not more."""
         broken = bool(self.regressions) or self.timed_out
-        return (broken and not self.reproduced) or self._breaks_most or self._breaks_many
+        return (
+            (broken and not self.reproduced)
+            or self._breaks_most
+            or self._breaks_many
+            or self._blind_and_breaking
+        )
+
+    @property
+    def _blind_and_breaking(self) -> bool:
+        """A template edit (a mutation no one wrote for the issue: `!=` made `==`) that breaks
+        an existing test: passing the issue's test, it changed behaviour the issue never asked
+        to change (h11's `len(lengths) != 1` made `== 1` raised "conflicting Content-Length
+        headers" on every single header: it passed the test of a too-long one and broke 1 of
+        66 tests). The test or two a right fix breaks come with a model's edit, not a
+        template's."""
+        return self.edit.source == TEMPLATE and bool(self.regressions)
 
     @property
     def _breaks_most(self) -> bool:
@@ -81,9 +96,10 @@ class Group:
                 if self.regressed_functions != self.regressions
                 else ""
             )
+            blind = "a template edit that " if self._blind_and_breaking else ""
             return (
-                f"breaks {self.regressions} of the {self.tests_at_base} existing tests that "
-                f"pass at the base{functions}"
+                f"{blind}breaks {self.regressions} of the {self.tests_at_base} existing tests "
+                f"that pass at the base{functions}"
             )
         harm = (
             "makes the tests time out"

@@ -23,14 +23,17 @@ FENCED = re.compile(r"```[\w+-]*[^\n]*\n(.*?)(?:```|\Z)", re.DOTALL)
 class Edit:
     """A repair that passed the checks: the new text of each file it changes, its canonical form
     (ASTs, so formatting and comments do not make two fixes differ), the number of lines it
-    writes, where it came from (`rewrite`: a whole function; `block`: search/replace blocks) and
-    what happened to its blocks."""
+    writes, where it came from (`rewrite`: a whole function; `block`: search/replace blocks;
+    TEMPLATE: a mutation screened against the reproduction) and what happened to its blocks."""
 
     texts: dict[str, str]
     canonical: str
     changed_lines: int
     source: str = "rewrite"
     notes: tuple[str, ...] = ()
+
+
+TEMPLATE = "template"  # the `source` of a template repair's edit (templates.py)
 
 
 class Dropped(Exception):

@@ -17,12 +17,10 @@ from swe_aci.pipeline.candidates import Target
 from swe_aci.pipeline.fix_patterns import Conversion
 from swe_aci.pipeline.mutations import TIERS, Mutant, mutants
 from swe_aci.pipeline.prompts import shown_regions
-from swe_aci.pipeline.repair import Edit
+from swe_aci.pipeline.repair import TEMPLATE, Edit
 from swe_aci.pipeline.reproduction import RAISED, Reproduction
 from swe_aci.pipeline.sandbox import Sandbox
 from swe_aci.pipeline.skeleton import Location, parse
-
-SOURCE = "template"
 
 
 @dataclass
@@ -159,7 +157,7 @@ def _problem(text: str, mutant: Mutant, location: Location, linter: Linter | Non
 def _edit(text: str, mutant: Mutant, path: str) -> Edit:
     written = max(1, mutant.text.count("\n") - text.count("\n") + 1)
     canonical = f"{path}\n{structure.canonical(mutant.text, path)}"
-    return Edit({path: mutant.text}, canonical, written, SOURCE, (mutant.description,))
+    return Edit({path: mutant.text}, canonical, written, TEMPLATE, (mutant.description,))
 
 
 def changed_label(text: str, new: str, location: Location) -> str:
