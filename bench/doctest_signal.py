@@ -1,6 +1,7 @@
 """How much regression signal the changed modules' docstring examples give, and whether it is
 right: per task row, the doctests of the modules a patch changes run at the base and with the
-patch, as the pipeline's validation runs them (`--doctest-modules`, from a clean tree).
+patch, as the `local` config's validation runs them (its test command, `--doctest-modules`, from
+a clean tree).
 
     python bench/doctest_signal.py --sets real,real_bugs,held_out_6           # the gold patches
     python bench/doctest_signal.py --sets real --predictions OUT/preds.json   # a run's patches
@@ -20,8 +21,8 @@ from pathlib import Path
 from strategies import task_file
 from swe_aci.env import make_environment
 from swe_aci.env.config import EnvConfig
+from swe_aci.episode import load_config
 from swe_aci.pipeline import regressions
-from swe_aci.pipeline.config import ValidateConfig
 from swe_aci.pipeline.sandbox import Sandbox
 from swe_aci.recipes.workspace import task_workspace
 from swe_aci.retrieval.documents import patched_files
@@ -52,7 +53,8 @@ def doctest_runs(task: Task, patch: str, backend: str) -> dict | None:
             read = env.run(f"cat {root}/{name}", timeout=30)
             if read.exit_code == 0:
                 configs[name] = read.output
-        command = regressions.test_command(ValidateConfig().test_command, configs)
+        local = load_config("local", []).strategy.validation.test_command
+        command = regressions.test_command(local, configs)
         box = Sandbox(env, command, timeout=120)
         base = box.run_isolated({}, {}, modules, statuses_only=True, doctests=True)
         after = box.run_isolated(texts, {}, modules, statuses_only=True, doctests=True)
