@@ -25,7 +25,7 @@ from swe_aci.episode import load_config
 from swe_aci.pipeline import regressions
 from swe_aci.pipeline.sandbox import Sandbox
 from swe_aci.recipes.workspace import task_workspace
-from swe_aci.retrieval.documents import patched_files
+from swe_aci.retrieval.documents import BaseTree, patched_files
 from swe_aci.tasks import Task
 
 PATCH_FILE = "/tmp/swe-aci-doctest-signal.diff"
@@ -35,34 +35,34 @@ def doctest_runs(task: Task, patch: str, backend: str) -> dict | None:
     """The doctests of the modules `patch` changes, at the base and with it (None: no module
     it changes holds a docstring example)."""
     paths = patched_files(patch)
+    strategy = load_config("local", []).strategy
     env = make_environment(task_workspace(task, EnvConfig(backend=backend, network=False)))
     try:
-        root = shlex.quote(env.repo_path)
-        tree = {path: env.read_file(f"{env.repo_path}/{path}").decode() for path in paths}
+        files = BaseTree(env, strategy.localize.max_file_bytes)
+        tree = {document.path: document.text for document in files.read_all(paths)}
         modules = regressions.doctest_modules(tree, paths)
         if not modules:
             return None
+        root = shlex.quote(env.repo_path)
         env.write_file(PATCH_FILE, patch.encode())
         applied = env.run(f"cd {root} && git apply {PATCH_FILE}", timeout=60)
         if applied.exit_code != 0:
             return {"modules": modules, "error": f"the patch does not apply: {applied.output}"}
-        texts = {path: env.read_file(f"{env.repo_path}/{path}").decode() for path in paths}
+        texts = {document.path: document.text for document in files.read_all(paths)}
         env.run(f"cd {root} && git checkout -q -- .", timeout=60)
-        configs = {}
-        for name in regressions.PYTEST_CONFIGS:
-            read = env.run(f"cat {root}/{name}", timeout=30)
-            if read.exit_code == 0:
-                configs[name] = read.output
-        local = load_config("local", []).strategy.validation.test_command
-        command = regressions.test_command(local, configs)
+        configs = {
+            document.path: document.text
+            for document in files.read_all(list(regressions.PYTEST_CONFIGS))
+        }
+        command = regressions.test_command(strategy.validation.test_command, configs)
         box = Sandbox(env, command, timeout=120)
-        base = box.run_isolated({}, {}, modules, statuses_only=True, doctests=True)
+        at_base = box.run_isolated({}, {}, modules, statuses_only=True, doctests=True)
         after = box.run_isolated(texts, {}, modules, statuses_only=True, doctests=True)
         return {
             "modules": modules,
-            "pass_at_base": len(base.passed),
-            "ran": len(base.statuses),
-            "regressed": sorted(base.passed - after.passed),
+            "pass_at_base": len(at_base.passed),
+            "ran": len(at_base.statuses),
+            "regressed": sorted(at_base.passed - after.passed),
         }
     finally:
         env.close()
