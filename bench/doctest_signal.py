@@ -19,7 +19,7 @@ import shlex
 from pathlib import Path
 
 from strategies import task_file
-from swe_aci.env import make_environment
+from swe_aci.env import Environment, make_environment
 from swe_aci.env.config import EnvConfig
 from swe_aci.episode import load_config
 from swe_aci.pipeline import regressions
@@ -29,6 +29,30 @@ from swe_aci.retrieval.documents import BaseTree, patched_files
 from swe_aci.tasks import Task
 
 PATCH_FILE = "/tmp/swe-aci-doctest-signal.diff"
+
+
+def patched_texts(env: Environment, files: BaseTree, patch: str) -> dict[str, str] | str:
+    """The files `patch` changes as it leaves them (the tree is clean again after), or why it
+    does not apply."""
+    root = shlex.quote(env.repo_path)
+    env.write_file(PATCH_FILE, patch.encode())
+    applied = env.run(f"cd {root} && git apply {PATCH_FILE}", timeout=60)
+    if applied.exit_code != 0:
+        return f"the patch does not apply: {applied.output}"
+    texts = {document.path: document.text for document in files.read_all(patched_files(patch))}
+    env.run(f"cd {root} && git checkout -q -- .", timeout=60)
+    return texts
+
+
+def local_sandbox(env: Environment, files: BaseTree) -> Sandbox:
+    """The sandbox the `local` config's validation runs tests in: its test command, with the
+    options the repository's pytest configuration needs."""
+    strategy = load_config("local", []).strategy
+    configs = {
+        document.path: document.text for document in files.read_all(list(regressions.PYTEST_CONFIGS))
+    }
+    command = regressions.test_command(strategy.validation.test_command, configs)
+    return Sandbox(env, command, timeout=120)
 
 
 def doctest_runs(task: Task, patch: str, backend: str) -> dict | None:
@@ -43,19 +67,10 @@ def doctest_runs(task: Task, patch: str, backend: str) -> dict | None:
         modules = regressions.doctest_modules(tree, paths)
         if not modules:
             return None
-        root = shlex.quote(env.repo_path)
-        env.write_file(PATCH_FILE, patch.encode())
-        applied = env.run(f"cd {root} && git apply {PATCH_FILE}", timeout=60)
-        if applied.exit_code != 0:
-            return {"modules": modules, "error": f"the patch does not apply: {applied.output}"}
-        texts = {document.path: document.text for document in files.read_all(paths)}
-        env.run(f"cd {root} && git checkout -q -- .", timeout=60)
-        configs = {
-            document.path: document.text
-            for document in files.read_all(list(regressions.PYTEST_CONFIGS))
-        }
-        command = regressions.test_command(strategy.validation.test_command, configs)
-        box = Sandbox(env, command, timeout=120)
+        texts = patched_texts(env, files, patch)
+        if isinstance(texts, str):
+            return {"modules": modules, "error": texts}
+        box = local_sandbox(env, files)
         at_base = box.run_isolated({}, {}, modules, statuses_only=True, doctests=True)
         after = box.run_isolated(texts, {}, modules, statuses_only=True, doctests=True)
         return {

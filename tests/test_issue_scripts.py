@@ -138,6 +138,41 @@ def test_an_expression_commented_with_what_it_should_give_is_checked(tmp_path: P
     assert issue_tests(COMMENTED_ISSUE, {"IntervalDict": "intervals"}).count("import") == 1
 
 
+UNPACKING = """def transform(tree, discard):
+    stack = [] if discard else [tree]
+    (result,) = stack
+    return result
+"""
+UNPACKING_FIXED = UNPACKING.replace("    (result,) = stack\n", "    result = stack[0] if stack else None\n")
+QUOTED_MESSAGE_ISSUE = """transform crashes when the root is discarded
+
+`transform()` raises `ValueError: not enough values to unpack (expected 1, got 0)` when the
+root is discarded.
+
+```python
+from stack import transform
+transform('root', discard=True)  # ValueError: not enough values to unpack (expected 1, got 0)
+```
+
+```
+Traceback (most recent call last):
+  File "repro.py", line 2, in <module>
+    transform('root', discard=True)
+  File "stack.py", line 3, in transform
+    (result,) = stack
+ValueError: not enough values to unpack (expected 1, got 0)
+```
+"""
+
+
+def test_an_exception_message_quoted_in_a_comment_is_no_expected_value(tmp_path: Path) -> None:
+    """The comment quotes what the code printed: its "expected 1" is the interpreter's words,
+    and a test asserting the call returns 1 would fail on the right fix."""
+    code = issue_tests(QUOTED_MESSAGE_ISSUE, {"transform": "stack"})
+    assert "== 1" not in code
+    assert exit_codes(tmp_path, code, "stack", [UNPACKING, UNPACKING_FIXED]) == [1, 0]
+
+
 def test_an_alias_is_the_module_most_texts_import_under_it() -> None:
     texts = [
         "import numpy as np\nimport numpy as np  # again\n",

@@ -15,6 +15,9 @@ EXPECTATION = re.compile(
     r"|instead\s+of|rather\s+than|they\s+should\s+be|(?:should|must)(?=\s+raise))\b:?"
 )
 BACKTICKS = re.compile(r"`([^`\n]+)`")
+# `ValueError: <message>` up to the line's end, a dash between spaces or a semicolon (in
+# `KeyError: 10 — wrong: should return None` the words after the dash are the reporter's)
+EXCEPTION_MESSAGE = re.compile(r"\b[A-Z]\w*(?:Error|Exception|Warning): (?:(?! [—–-] )[^;\n])*")
 OBJECT_REPR = re.compile(r"^<\w[^<>]*>$")  # `<Result ('a\n',) {}>`: what repr() of an object prints
 CLAUSE_END = re.compile(r"[:;]\s")
 REPR_PREFIX = "repr:"
@@ -64,8 +67,11 @@ def literal(text: str) -> str | None:
 
 
 def expected_literals(prose: str) -> list[str]:
-    """The literals stated as expected in `prose`, in order."""
+    """The literals stated as expected in `prose`, in order; not those of an exception's
+    message quoted in it (`# ValueError: not enough values to unpack (expected 1, got 0)` is
+    what the code printed, not what the reporter expects)."""
     values: list[str] = []
+    prose = EXCEPTION_MESSAGE.sub("", prose)
     for match in EXPECTATION.finditer(prose):
         rest = prose[match.end() :]
         stop = SENTENCE_END.search(rest)
