@@ -49,7 +49,8 @@ def local_sandbox(env: Environment, files: BaseTree) -> Sandbox:
     options the repository's pytest configuration needs."""
     strategy = load_config("local", []).strategy
     configs = {
-        document.path: document.text for document in files.read_all(list(regressions.PYTEST_CONFIGS))
+        document.path: document.text
+        for document in files.read_all(list(regressions.PYTEST_CONFIGS))
     }
     command = regressions.test_command(strategy.validation.test_command, configs)
     return Sandbox(env, command, timeout=120)

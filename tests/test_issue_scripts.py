@@ -143,7 +143,9 @@ UNPACKING = """def transform(tree, discard):
     (result,) = stack
     return result
 """
-UNPACKING_FIXED = UNPACKING.replace("    (result,) = stack\n", "    result = stack[0] if stack else None\n")
+UNPACKING_FIXED = UNPACKING.replace(
+    "    (result,) = stack\n", "    result = stack[0] if stack else None\n"
+)
 QUOTED_MESSAGE_ISSUE = """transform crashes when the root is discarded
 
 `transform()` raises `ValueError: not enough values to unpack (expected 1, got 0)` when the

@@ -17,7 +17,9 @@ EXPECTATION = re.compile(
 BACKTICKS = re.compile(r"`([^`\n]+)`")
 # `ValueError: <message>` up to the line's end, a dash between spaces or a semicolon (in
 # `KeyError: 10 — wrong: should return None` the words after the dash are the reporter's)
-EXCEPTION_MESSAGE = re.compile(r"\b[A-Z]\w*(?:Error|Exception|Warning): (?:(?! [—–-] )[^;\n])*")
+EXCEPTION_MESSAGE = re.compile(
+    r"\b[A-Z]\w*(?:Error|Exception|Warning): (?:(?! [\u2014\u2013-] )[^;\n])*"
+)
 OBJECT_REPR = re.compile(r"^<\w[^<>]*>$")  # `<Result ('a\n',) {}>`: what repr() of an object prints
 CLAUSE_END = re.compile(r"[:;]\s")
 REPR_PREFIX = "repr:"
