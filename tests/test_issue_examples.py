@@ -203,6 +203,32 @@ def test_an_error_message_the_prose_expects_instead_of_the_shown_one(tmp_path: P
     assert issue_tests(unrelated, {}) == ""
 
 
+WRAPPER = """class Integer(int):
+    def __truediv__(self, other):
+        return Integer(int(self) // other)
+"""
+WRAPPER_FIXED = WRAPPER.replace("return Integer(int(self) // other)", "return int(self) / other")
+PASSING_ASSERT_ISSUE = """Dividing an Integer gives an Integer
+
+```python
+>>> from wrapper import Integer
+>>> v = Integer(1) / 2
+>>> assert type(v) is Integer  # should it not be a float?!
+>>> assert v == 0.5
+Traceback (most recent call last):
+  File "<stdin>", line 1, in <module>
+AssertionError
+```
+"""
+
+
+def test_an_assert_that_passed_in_the_session_is_not_part_of_the_test(tmp_path: Path) -> None:
+    """It shows what the base does, which the fix changes; only the failing one is checked."""
+    code = issue_tests(PASSING_ASSERT_ISSUE, {"Integer": "wrapper"})
+    assert "assert v == 0.5" in code and "type(v)" not in code
+    assert exit_codes(tmp_path, code, "wrapper", [WRAPPER, WRAPPER_FIXED]) == [1, 0]
+
+
 def test_comparisons_in_backticks_are_tests() -> None:
     issue = (
         "wcswidth() raises IndexError when n exceeds the string.\n\n"
