@@ -9,8 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from issue_helpers import exit_codes
-from swe_aci.pipeline.imports import import_aliases
-from swe_aci.pipeline.issue_examples import issue_tests
+from swe_aci.pipeline.imports import import_aliases, missing_imports
+from swe_aci.pipeline.issue_examples import importable_names, issue_tests, source_trees
 from swe_aci.pipeline.mend import mend_test
 
 MATCHER = """import re
@@ -130,7 +130,7 @@ def test_an_expression_commented_with_what_it_should_give_is_checked(tmp_path: P
     the package under."""
     repository = ["import intervals as P\n\n\ndef test_pop():\n    assert P.closed(0, 1)\n"]
     aliases = import_aliases([*repository, COMMENTED_ISSUE])
-    assert aliases == {"P": "intervals"}
+    assert aliases == {"P": "import intervals as P"}
     code = issue_tests(COMMENTED_ISSUE, {"IntervalDict": "intervals"}, aliases=aliases)
     assert "import intervals as P" in code and "assert (d.pop(10, None)) == None" in code
     assert "d.pop(10)\n" not in code
@@ -175,19 +175,74 @@ def test_an_exception_message_quoted_in_a_comment_is_no_expected_value(tmp_path:
     assert exit_codes(tmp_path, code, "stack", [UNPACKING, UNPACKING_FIXED]) == [1, 0]
 
 
-def test_an_alias_is_the_module_most_texts_import_under_it() -> None:
+CLOCK = "def frozen():\n    return 7\n"
+CALENDAR = """HOURS_PER_DAY = 24
+
+
+def days(hours):
+    return hours // HOURS_PER_DAY
+"""
+CALENDAR_FIXED = CALENDAR.replace("hours // HOURS_PER_DAY", "hours / HOURS_PER_DAY")
+OWN_TEST_ISSUE = """days() truncates
+
+This test fails:
+
+```python
+def test_days():
+    assert days(frozen() * 6) == 42 / HOURS_PER_DAY
+
+@pytest.mark.parametrize("hours", [1, 2])
+def test_days_of(hours):
+    assert days(hours) == hours / 24
+
+def test_days_fixture(tmp_path):
+    assert days(1) == 1 / 24
+
+test_days()
+```
+"""
+
+
+def test_the_issues_own_test_function_is_a_test(tmp_path: Path) -> None:
+    """Its body runs with the imports it leaves out: the repository's constant, and a name
+    the repository's tests import from another package; a decorated test or one taking a
+    fixture is not taken (what the decorator or fixture gives would be missing)."""
+    aliases = import_aliases(["from clock import frozen\n"])
+    importable = importable_names(source_trees({"calendar_.py": CALENDAR}))
+    assert importable == {"days": "calendar_", "HOURS_PER_DAY": "calendar_"}
+    code = issue_tests(OWN_TEST_ISSUE, importable, aliases=aliases)
+    assert code.count("def test_issue_example_") == 1 and "test_days()" not in code
+    assert "from clock import frozen" in code and "from calendar_ import HOURS_PER_DAY" in code
+    (tmp_path / "clock.py").write_text(CLOCK)
+    assert exit_codes(tmp_path, code, "calendar_", [CALENDAR, CALENDAR_FIXED]) == [1, 0]
+
+
+def test_an_alias_is_the_import_most_texts_bind_it_with() -> None:
     texts = [
         "import numpy as np\nimport numpy as np  # again\n",
         "    >>> import numpy.ma as np\n",
-        "import portion as P\n",
-        "x = 'import fake as np'\nfrom a import b as c\n",
+        "import portion as P\nfrom freezegun import freeze_time\n",
+        "x = 'import fake as np'\nfrom a import b as c\nfrom . import local\n",
     ]
-    assert import_aliases(texts) == {"np": "numpy", "P": "portion"}
+    assert import_aliases(texts) == {
+        "np": "import numpy as np",
+        "P": "import portion as P",
+        "freeze_time": "from freezegun import freeze_time",
+    }
+
+
+def test_a_name_a_test_imports_from_a_module_does_not_shadow_a_standard_module() -> None:
+    aliases = import_aliases(["from datetime import datetime\n", "from clock import frozen\n"])
+    code = "assert datetime.date(2020, 1, 1) < frozen()\n"
+    assert missing_imports(code, {}, aliases=aliases) == [
+        "import datetime",
+        "from clock import frozen",
+    ]
 
 
 def test_a_model_test_reading_an_alias_gets_the_repositorys_import() -> None:
     test = "def test_issue():\n    assert np.datetime64('2020') is not None\n"
-    mended, notes = mend_test(test, "pkg.core", [], {}, [], {"np": "numpy"})
+    mended, notes = mend_test(test, "pkg.core", [], {}, [], {"np": "import numpy as np"})
     assert mended.startswith("import numpy as np\n") and notes == ["added `import numpy as np`"]
 
 

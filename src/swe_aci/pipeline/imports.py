@@ -46,23 +46,26 @@ FROM_MODULES = (
 )
 
 
-# `import numpy as np`, `>>> import portion as P`: a line importing one module under an alias
+# `import numpy as np`, `>>> import portion as P`: a line importing one module under an alias;
+# `from freezegun import freeze_time`: one name from an absolute module
 ALIAS_IMPORT = re.compile(
-    r"^[ \t]*(?:>>>[ \t]*)?import[ \t]+([A-Za-z_][\w.]*)[ \t]+as[ \t]+([A-Za-z_]\w*)[ \t]*(?:#.*)?$",
+    r"^[ \t]*(?:>>>[ \t]*)?(import[ \t]+[A-Za-z_][\w.]*[ \t]+as[ \t]+([A-Za-z_]\w*)"
+    r"|from[ \t]+[A-Za-z_][\w.]*[ \t]+import[ \t]+([A-Za-z_]\w*))[ \t]*(?:#.*)?$",
     re.MULTILINE,
 )
 
 
 def import_aliases(texts: Iterable[str]) -> dict[str, str]:
-    """Each alias the texts import a module under -> the module most of them import as it. An
-    issue's example or a model's test reads `P.closed(0, 5)` or `np.datetime64(...)` and binds
-    neither; the repository's own tests say what they are (`import portion as P`, `import
-    numpy as np`)."""
+    """Each name the texts bind by an import of one module under an alias or of one name
+    from a module -> the statement most of them bind it with. An issue's example or a
+    model's test reads `P.closed(0, 5)`, `np.datetime64(...)` or `freeze_time(...)` and binds
+    none; the repository's own tests say what they are (`import portion as P`, `import numpy
+    as np`, `from freezegun import freeze_time`)."""
     found: dict[str, Counter[str]] = {}
     for text in texts:
-        for module, alias in ALIAS_IMPORT.findall(text):
-            found.setdefault(alias, Counter())[module] += 1
-    return {alias: modules.most_common(1)[0][0] for alias, modules in found.items()}
+        for statement, alias, name in ALIAS_IMPORT.findall(text):
+            found.setdefault(alias or name, Counter())[" ".join(statement.split())] += 1
+    return {bound: statements.most_common(1)[0][0] for bound, statements in found.items()}
 
 
 @functools.cache
@@ -132,20 +135,23 @@ def import_for(
     read as one (`tomlkit.parse(...)`); a name the repository's modules define (`importable`:
     name -> module; `parse(...)` of `parse.py`'s own `parse`); an alias the repository imports
     a module under (`aliases`, as `import_aliases` gives them: `np`); a standard module when
-    every attribute read from it exists; a name a common standard module exports. None:
-    nothing known binds it (the code stays as it is)."""
+    every attribute read from it exists; a name a common standard module exports; the import
+    the repository binds the name with from a module (`freeze_time`: after the standard
+    names, since a test's `from datetime import datetime` does not make every `datetime` the
+    class). None: nothing known binds it (the code stays as it is)."""
     packages = {module.split(".")[0] for module in importable.values()}
     if name == "pytest" or (name in packages and (attributes or name not in importable)):
         return f"import {name}"
     if name in importable:
         return f"from {importable[name]} import {name}"
-    if aliases and name in aliases:
-        return f"import {aliases[name]} as {name}"
+    bound = (aliases or {}).get(name)
+    if bound and bound.startswith("import "):
+        return bound
     if attributes and attributes <= module_attributes(name):
         return f"import {name}"
     if name in exported_names():
         return f"from {exported_names()[name]} import {name}"
-    return None
+    return bound
 
 
 def missing_imports(

@@ -2,8 +2,9 @@
 output is the wrong one; the expected value comes from the prose after it), "`call` returns X ...
 expected Y" sentences, comparisons in backticks (`f(x) == 5`), `# expected:` comments in a code
 block, tracebacks (the call must not raise, or must raise the exception the issue expects, or
-raise the one shown with the message the prose expects instead of the shown one), and a script's
-line commented with a warning the issue wants gone (it must not warn).
+raise the one shown with the message the prose expects instead of the shown one), a script's
+line commented with a warning the issue wants gone (it must not warn), and the issue's own pytest
+functions.
 Each is a pytest function (issue_sessions.py and issue_prose.py make them); the pipeline keeps
 those that fail at the base. Also what the issue names (paths, traceback frames), which
 localization puts first, and the imports a model-written test starts with."""
@@ -24,6 +25,7 @@ from swe_aci.pipeline.issue_prose import (
     contrast_tests,
     expected_comment_tests,
     inline_tests,
+    own_test_tests,
     unwanted_warning_tests,
 )
 from swe_aci.pipeline.issue_sessions import (
@@ -39,6 +41,7 @@ from swe_aci.retrieval.documents import is_test_path
 IMPORT_LINE = re.compile(r"^(?:import [\w.]+|from [\w.]+ import \w)")
 TRACEBACK_FRAME = re.compile(r'File "([^"]+)", line \d+, in (\w+)')
 PATH = re.compile(r"(?<![\w/.])((?:[\w-]+/)*[\w-]+\.py)\b")
+CONSTANT = re.compile(r"^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$|^[A-Z][A-Z0-9]{2,}$")
 
 
 @dataclass(frozen=True)
@@ -103,6 +106,7 @@ def issue_tests(
         *expected_comment_tests(issue),
         *commented_expectation_tests(issue),
         *unwanted_warning_tests(issue),
+        *own_test_tests(issue),
         *printed_output_tests(issue),
         *raised_instead_tests(issue, exceptions),
     ]
@@ -152,12 +156,17 @@ def exception_names(modules: list[tuple[str, ast.Module]]) -> frozenset[str]:
 
 
 def importable_names(modules: list[tuple[str, ast.Module]]) -> dict[str, str]:
-    """Each top-level function and class name of the source files (`source_trees`) -> the
-    module defining it (the first one): what a test built from the issue's sentences may
-    import."""
+    """Each top-level function, class and constant (`REMOVE_EXTRA = 2`) name of the source
+    files (`source_trees`) -> the module defining it (the first one): what a test built from
+    the issue's sentences may import."""
     names: dict[str, str] = {}
     for module, parsed in modules:
         for node in parsed.body:
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
                 names.setdefault(node.name, module)
+            elif isinstance(node, ast.Assign | ast.AnnAssign):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                for target in targets:
+                    if isinstance(target, ast.Name) and CONSTANT.match(target.id):
+                        names.setdefault(target.id, module)
     return names

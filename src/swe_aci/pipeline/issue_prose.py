@@ -1,8 +1,8 @@
 """Tests from the issue's sentences and scripts: "`call` returns X ... expected Y", a reported
 output contrasted with the right one ("gives 3, but ... 2.5 here"), comparisons in backticks
 (`f(x) == 5`), `# expected:` comments in a code block, a script's expression commented with what
-it should give, and a script's line commented with a warning the issue wants gone (it must not
-warn)."""
+it should give, a script's line commented with a warning the issue wants gone (it must not
+warn), and the issue's own pytest functions."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import ast
 import builtins
 import io
 import re
+import textwrap
 import tokenize
 
 from swe_aci.pipeline.issue_literals import (
@@ -203,6 +204,39 @@ def expected_comment_tests(issue: str) -> list[list[str]]:
                 bodies.append([*code, check(expression, value)])
             elif match.group("output"):
                 bodies.append([*code, f"assert str({expression}).strip() == {shown!r}"])
+    return bodies
+
+
+def own_test_tests(issue: str) -> list[list[str]]:
+    """The issue's own pytest functions ("this test would fail"): per code block that parses
+    and defines `test_*` functions, each one taking no argument and undecorated (a fixture or
+    a decorator would not carry over) as the block's imports, assignments and other
+    definitions, then the function's body. Its calls and `if __name__` lines are left out
+    (they call the test itself)."""
+    bodies = []
+    for block in code_blocks(issue):
+        tree = None if has_prompt(block) else parse(block)
+        if tree is None:
+            continue
+        tests = [
+            node
+            for node in tree.body
+            if isinstance(node, ast.FunctionDef)
+            and node.name.startswith("test")
+            and not node.decorator_list
+            and not (node.args.args or node.args.posonlyargs or node.args.kwonlyargs)
+            and not (node.args.vararg or node.args.kwarg)
+        ]
+        setup = [
+            statement_source(block, node)
+            for node in tree.body
+            if not isinstance(node, ast.Expr | ast.If)
+            and not (isinstance(node, ast.FunctionDef) and node.name.startswith("test"))
+        ]
+        lines = block.splitlines()
+        for test in tests:
+            body = "\n".join(lines[test.body[0].lineno - 1 : test.end_lineno])
+            bodies.append([*setup, textwrap.dedent(body)])
     return bodies
 
 
