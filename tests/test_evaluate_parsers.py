@@ -267,3 +267,27 @@ def test_only_grading_swebench_imports_swebench(mode: str) -> None:
     assert ("swebench.harness.log_parsers.python" in loaded) == (mode == "swebench"), loaded
     if mode == "lenient":
         assert loaded == []
+
+
+# What the graded tests can print, at the harness's output cap: one parametrized id left open,
+# one sympy failure header and one line of spaces, each of megabytes (the patterns these were
+# once parsed with backtrack, and took hours on such lines).
+LONG_RUN = "a" * 4_000_000
+LONG_LINES = (
+    f"PASSED tests/t.py::test_x[{LONG_RUN}\n"
+    f"{' ' * 200}{LONG_RUN}.py:{LONG_RUN} \n"
+    f"{' ' * 1_000_000}x\n"
+    "PASSED tests/t.py::test_ok\n"
+)
+
+
+@pytest.mark.parametrize("mode", ["lenient", "swebench"])
+@pytest.mark.parametrize("parser", ["pytest", "sympy"])
+@pytest.mark.timeout(60)
+def test_a_line_of_megabytes_is_graded_in_linear_time(mode: GradingMode, parser: str) -> None:
+    statuses = parse_for(mode, parser, LONG_LINES)
+    assert normalise_statuses(parser, statuses).keys() == statuses.keys()
+    if parser == "pytest":
+        assert statuses.get("tests/t.py::test_ok") == P
+    if mode == "lenient" and parser == "sympy":
+        assert statuses == {f"{' ' * 199}{LONG_RUN}.py:{LONG_RUN}": F}

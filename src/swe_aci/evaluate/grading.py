@@ -31,12 +31,13 @@ GRADING_MODES: tuple[GradingMode, ...] = ("lenient", "swebench")
 
 PASSING = frozenset({TestStatus.PASSED, TestStatus.XFAIL})
 KEPT = PASSING | {TestStatus.SKIPPED}
-PYTEST_PARAMETRIZED = re.compile(r"(.*?)\[(.*)\]")
 # `test_x (module.Class.test_x)` (Python >= 3.11) is `test_x (module.Class)` (older Pythons)
 UNITTEST_LONG_NAME = re.compile(r"^(\w+) \(([\w.]+)\.\1\)$")
 # Our parser names -> the functions of `swebench.harness.log_parsers.python`, for the rows of a
 # repository swebench does not know. swebench has no plain-unittest parser; its Django one reads
 # unittest's verbose output, so `unittest` uses it.
+# characters of a log line swebench's parsers read (far beyond any test id or summary line)
+SWEBENCH_LINE_LIMIT = 10_000
 SWEBENCH_PARSERS = {
     "pytest": "parse_log_pytest_options",
     "django": "parse_log_django",
@@ -115,10 +116,13 @@ def parse_swebench(parser: str, log: str, row: SwebenchRow | None = None) -> Sta
 
     A status string that is none of ours (swebench keeps e.g. `PASSEDx` from a line starting
     `PASSEDx`) is left out: swebench grades it as neither passed nor kept, as we grade a missing
-    test.
+    test. A line longer than SWEBENCH_LINE_LIMIT is left out of the log first: swebench's
+    patterns (`(.*?)\\[(.*)\\]`, `(_*) (.*)\\.py:(.*) (_*)`) backtrack, and on one line of
+    megabytes the graded tests print they take hours.
     """
     row = row or SwebenchRow()
     parse = swebench_parser(row.repo, parser)
+    log = "\n".join(line for line in log.split("\n") if len(line) <= SWEBENCH_LINE_LIMIT)
     from swebench.types import TestSpec  # loaded with the parsers above
 
     spec = TestSpec(
@@ -148,14 +152,16 @@ def normalise_id(parser: str, test_id: str) -> str:
     """The form of a test id that grading compares.
 
     pytest: a parameter starting with one `/` (a path) keeps only `/` and its last component, so
-    ids recorded on another machine match (`t[/n/fs/x/a.dcm-data0]` is `t[/a.dcm-data0]`).
+    ids recorded on another machine match (`t[/n/fs/x/a.dcm-data0]` is `t[/a.dcm-data0]`); the
+    parameter is what stands between the first `[` and the last `]` (found without a regex: the
+    tests being graded write the ids, and a backtracking pattern takes hours on a long one).
     django / unittest: the Python 3.11 name form `test_x (mod.Class.test_x)` becomes the older
     `test_x (mod.Class)`.
     """
     if parser == "pytest":
-        match = PYTEST_PARAMETRIZED.search(test_id)
-        if match:
-            main, option = match.groups()
+        opening, closing = test_id.find("["), test_id.rfind("]")
+        if 0 <= opening < closing:
+            main, option = test_id[:opening], test_id[opening + 1 : closing]
             if option.startswith("/") and not option.startswith("//") and "*" not in option:
                 return f"{main}[/{option.split('/')[-1]}]"
         return test_id
