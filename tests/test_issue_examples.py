@@ -546,3 +546,62 @@ def test_a_script_in_a_list_item_and_its_expected_output_comment_make_a_test(
     code = issue_tests(INDENTED_SCRIPT, {"render": "marks"})
     assert "    assert str(result).strip() == 'A B'" in code
     assert exit_codes(tmp_path, code, "marks", [MARKS, MARKS_FIXED]) == [1, 0]
+
+
+ENCODER = """def encode(value):
+    return b"A\\x80".hex() if value == b"" else value.hex()
+"""
+ENCODER_FIXED = ENCODER.replace('b"A\\x80".hex()', '"81"')
+STRING_SHOWN_ISSUE = """The encoder misses the perfect match of an empty value
+
+```python
+>>> from codec import encode
+>>> encode(b'')
+'4180'   # indexed literal, 2 bytes
+```
+
+Expected: `81` (indexed representation, 1 byte).
+"""
+
+
+def test_a_number_expected_where_the_session_shows_a_string_is_that_string(
+    tmp_path: Path,
+) -> None:
+    code = issue_tests(STRING_SHOWN_ISSUE, {"encode": "codec"})
+    assert "assert (encode(b'')) == '81'" in code
+    assert exit_codes(tmp_path, code, "codec", [ENCODER, ENCODER_FIXED]) == [1, 0]
+
+
+LOOKUP = """class Lookup(dict):
+    def get(self, key, default=None):
+        return super().get(key)
+"""
+LOOKUP_FIXED = LOOKUP.replace("super().get(key)", "super().get(key, default)")
+REGRESSION_ISSUE = """Lookup.get now returns None instead of the default
+
+```
+>>> from lookup import Lookup
+>>> d = Lookup({'a': 1})
+>>> d.get('b', 'test')
+>>> d.get('a')
+1
+```
+(lookup 2.4.0)
+
+This is a devastating change in behavior from the previous version:
+```
+>>> from lookup import Lookup
+>>> d = Lookup({'a': 1})
+>>> d.get('b', 'test')
+'test'
+>>> d.get('a')
+1
+```
+(lookup 2.3.2)
+"""
+
+
+def test_a_session_of_the_previous_release_shows_what_is_expected(tmp_path: Path) -> None:
+    code = issue_tests(REGRESSION_ISSUE, {"Lookup": "lookup"})
+    assert "assert (d.get('b', 'test')) == 'test'" in code and "d.get('a')) ==" not in code
+    assert exit_codes(tmp_path, code, "lookup", [LOOKUP, LOOKUP_FIXED]) == [1, 0]

@@ -50,6 +50,10 @@ NAME = re.compile(r"`?\b([A-Za-z_]\w*)\b`?")
 # what makes the exception named next the unwanted one: "not a `ValueError`", "instead of"
 NEGATED = re.compile(r"(?i)\b(?:not|never|no|instead\s+of|rather\s+than)\s+(?:an?\s+|the\s+)?$")
 BUILTIN_EXCEPTIONS = {name for name in dir(builtins) if name.endswith(("Error", "Exception"))}
+# the prose before a session showing how an earlier release behaved (a regression's report)
+EARLIER_RELEASE = re.compile(
+    r"(?i)\b(?:previous|prior|older|earlier|last)\s+(?:version|release)s?\b|\bused\s+to\b"
+)
 MESSAGE_PREFIX = 12  # characters an expected message shares with the shown one, at least
 
 
@@ -189,6 +193,18 @@ def comparable(output: list[str], expected: str) -> bool:
     return not (CALL_SHAPED.match(shown) or (shown.startswith("<") and shown.endswith(">")))
 
 
+def typed_as_shown(output: list[str], expected: str) -> str:
+    """`expected` as the type the session shows: a number expected where the session shows a
+    string (`e.encode(...).hex()` shows `'4180'`, "Expected: `81`") is that string, `'81'`."""
+    if expected.startswith(REPR_PREFIX):
+        return expected
+    value = ast.literal_eval(expected)
+    shown = literal(" ".join(output))
+    if type(value) in (int, float) and shown is not None and shown.startswith(("'", '"')):
+        return repr(str(value))
+    return expected
+
+
 def shown_as(output: list[str], expected: str) -> bool:
     """Whether a session's shown output already is the expected value."""
     text = " ".join(output)
@@ -305,7 +321,9 @@ def session_tests(
             pairs = [(s, expected[0]) for s in shown if not shown_as(s.output, expected[0])]
         elif len(expected) == len(shown):
             pairs = list(zip(shown, expected, strict=True))
-        checks.extend((s, value) for s, value in pairs if comparable(s.output, value))
+        checks.extend(
+            (s, typed_as_shown(s.output, value)) for s, value in pairs if comparable(s.output, value)
+        )
     messages = [
         (s, wanted)
         for s in raising
@@ -365,7 +383,8 @@ def named_raiser(statements: list[Statement], prose: str) -> Statement | None:
 
 def paired_session_tests(found: list[Session]) -> list[list[str]]:
     """Test bodies from two sessions that run the same statements, the second right after an
-    expectation word ("Expected, with every uppercase counterpart:"): the first (the nearest
+    expectation word ("Expected, with every uppercase counterpart:") or words naming the
+    release before ("a change in behavior from the previous version:", munch): the first (the nearest
     before it; num2words shows another call in between, "Below -1 it is correct") shows what
     the code gives, the second what it should; each statement whose output differs is checked
     against the second's."""
@@ -381,7 +400,8 @@ def paired_session_tests(found: list[Session]) -> list[list[str]]:
             ),
             None,
         )
-        if first is None or not EXPECTATION.search(found[index - 1].prose):
+        between = found[index - 1].prose
+        if first is None or not (EXPECTATION.search(between) or EARLIER_RELEASE.search(between)):
             continue
         actual, wanted = first.statements, second.statements
         for number, (shown, expected) in enumerate(zip(actual, wanted, strict=True)):
