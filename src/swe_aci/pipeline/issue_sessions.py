@@ -322,7 +322,9 @@ def session_tests(
         elif len(expected) == len(shown):
             pairs = list(zip(shown, expected, strict=True))
         checks.extend(
-            (s, typed_as_shown(s.output, value)) for s, value in pairs if comparable(s.output, value)
+            (s, typed_as_shown(s.output, value))
+            for s, value in pairs
+            if comparable(s.output, value)
         )
     messages = [
         (s, wanted)
