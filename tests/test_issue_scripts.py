@@ -322,3 +322,41 @@ def test_a_traceback_whose_message_should_be_clearer_must_raise_another_message(
     assert exit_codes(tmp_path, code, "writer", [WRITER, WRITER_FIXED, broken]) == [1, 0, 1]
     plain = BETTER_MESSAGE_ISSUE.replace("Improve error message for", "A crash on")
     assert "raised" not in issue_tests(plain, {"dumps": "writer"})
+
+
+DIRS = """import os
+
+
+def site_dir(name):
+    dirs = [d for d in os.environ.get("XDG_DATA_DIRS", "/usr/share").split(os.pathsep) if d.strip()]
+    return os.path.join(dirs[0], name)
+"""
+DIRS_FIXED = DIRS.replace(
+    "return os.path.join(dirs[0], name)", 'return os.path.join((dirs or ["/usr/share"])[0], name)'
+)
+SHELL_ISSUE = """site_dir crashes when XDG_DATA_DIRS holds only separators
+
+```
+$ XDG_DATA_DIRS=':' python -c 'import dirs; print(dirs.site_dir("foo"))'
+Traceback (most recent call last):
+  File "<string>", line 1, in <module>
+  File ".../dirs.py", line 6, in site_dir
+IndexError: list index out of range
+$ XDG_DATA_DIRS=' ' python -c 'import dirs; print(dirs.site_dir("foo"))'
+/usr/share/foo
+$ echo ':' | python -c 'import dirs, sys; print(dirs.site_dir(sys.stdin.read()))'
+Traceback (most recent call last):
+IndexError: list index out of range
+```
+"""
+
+
+def test_a_shell_lines_python_code_shown_crashing_runs_with_its_variables(tmp_path: Path) -> None:
+    """The line whose output is a value and the piped one give no test; the variable is put
+    back after the test (the reproduction shares its process with the regression tests)."""
+    code = issue_tests(SHELL_ISSUE, {"site_dir": "dirs"})
+    assert code.count("def test_issue_example_") == 1
+    assert "mock.patch.dict(os.environ, {'XDG_DATA_DIRS': ':'})" in code
+    assert exit_codes(tmp_path, code, "dirs", [DIRS, DIRS_FIXED]) == [1, 0]
+    expecting = SHELL_ISSUE + "\nIt should raise `ValueError` naming the variable.\n"
+    assert issue_tests(expecting, {"site_dir": "dirs"}) == ""

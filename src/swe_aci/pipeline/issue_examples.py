@@ -3,8 +3,9 @@ output is the wrong one; the expected value comes from the prose after it), "`ca
 expected Y" sentences, comparisons in backticks (`f(x) == 5`), `# expected:` comments in a code
 block, tracebacks (the call must not raise, or must raise the exception the issue expects, or
 raise the one shown with the message the prose expects instead of the shown one), a script's
-line commented with a warning the issue wants gone (it must not warn), and the issue's own pytest
-functions.
+line commented with a warning the issue wants gone (it must not warn), the issue's own pytest
+functions, and a shell line's `python -c` code under environment variables shown crashing (it
+must run with them set).
 Each is a pytest function (issue_sessions.py and issue_prose.py make them); the pipeline keeps
 those that fail at the base. Also what the issue names (paths, traceback frames), which
 localization puts first, and the imports a model-written test starts with."""
@@ -34,7 +35,7 @@ from swe_aci.pipeline.issue_sessions import (
     session_tests,
     sessions,
 )
-from swe_aci.pipeline.issue_tracebacks import script_sessions
+from swe_aci.pipeline.issue_tracebacks import script_sessions, shell_line_tests
 from swe_aci.pipeline.skeleton import exception_classes, module_name, parse
 from swe_aci.retrieval.documents import is_test_path
 
@@ -107,6 +108,7 @@ def issue_tests(
         *commented_expectation_tests(issue),
         *unwanted_warning_tests(issue),
         *own_test_tests(issue),
+        *shell_line_tests(issue, exceptions),
         *printed_output_tests(issue),
         *raised_instead_tests(issue, exceptions),
     ]
