@@ -29,6 +29,8 @@ from swe_aci.evaluate.parsers import StatusMap, TestStatus, parse_log
 GradingMode = Literal["lenient", "swebench"]
 GRADING_MODES: tuple[GradingMode, ...] = ("lenient", "swebench")
 
+# characters of a log line swebench's parsers read (far beyond any test id or summary line)
+SWEBENCH_LINE_LIMIT = 10_000
 PASSING = frozenset({TestStatus.PASSED, TestStatus.XFAIL})
 KEPT = PASSING | {TestStatus.SKIPPED}
 # `test_x (module.Class.test_x)` (Python >= 3.11) is `test_x (module.Class)` (older Pythons)
@@ -36,8 +38,6 @@ UNITTEST_LONG_NAME = re.compile(r"^(\w+) \(([\w.]+)\.\1\)$")
 # Our parser names -> the functions of `swebench.harness.log_parsers.python`, for the rows of a
 # repository swebench does not know. swebench has no plain-unittest parser; its Django one reads
 # unittest's verbose output, so `unittest` uses it.
-# characters of a log line swebench's parsers read (far beyond any test id or summary line)
-SWEBENCH_LINE_LIMIT = 10_000
 SWEBENCH_PARSERS = {
     "pytest": "parse_log_pytest_options",
     "django": "parse_log_django",

@@ -208,11 +208,11 @@ def expected_comment_tests(issue: str) -> list[list[str]]:
 
 
 def own_test_tests(issue: str) -> list[list[str]]:
-    """The issue's own pytest functions ("this test would fail"): per code block that parses
-    and defines `test_*` functions, each one taking no argument and undecorated (a fixture or
-    a decorator would not carry over) as the block's imports, assignments and other
-    definitions, then the function's body. Its calls and `if __name__` lines are left out
-    (they call the test itself)."""
+    """The issue's own pytest functions ("this test would fail"): in a code block that parses,
+    each `test_*` function taking no argument and undecorated (a fixture or a decorator would
+    not carry over) becomes the block's imports, assignments and other definitions, then the
+    function's body. The block's calls and `if __name__` lines are left out (they call the
+    test itself)."""
     bodies = []
     for block in code_blocks(issue):
         tree = None if has_prompt(block) else parse(block)

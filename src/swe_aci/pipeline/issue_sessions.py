@@ -386,10 +386,10 @@ def named_raiser(statements: list[Statement], prose: str) -> Statement | None:
 def paired_session_tests(found: list[Session]) -> list[list[str]]:
     """Test bodies from two sessions that run the same statements, the second right after an
     expectation word ("Expected, with every uppercase counterpart:") or words naming the
-    release before ("a change in behavior from the previous version:", munch): the first (the nearest
-    before it; num2words shows another call in between, "Below -1 it is correct") shows what
-    the code gives, the second what it should; each statement whose output differs is checked
-    against the second's."""
+    release before ("a change in behavior from the previous version:", munch): the first (the
+    nearest before it; num2words shows another call in between, "Below -1 it is correct")
+    shows what the code gives, the second what it should; each statement whose output differs
+    is checked against the second's."""
     bodies = []
     for index in range(1, len(found)):
         second = found[index]
