@@ -18,7 +18,7 @@ import json
 import shlex
 from pathlib import Path
 
-from strategies import task_file
+from strategies import set_rows
 from swe_aci.env import Environment, make_environment
 from swe_aci.env.config import EnvConfig
 from swe_aci.episode import load_config
@@ -91,12 +91,7 @@ def main() -> None:
     parser.add_argument("--report", type=Path, help="the harness's report.json of those preds")
     parser.add_argument("--env", default="bwrap")
     args = parser.parse_args()
-    rows = {}
-    for name in args.sets.split(","):
-        for line in task_file(name, Path(".")).read_text().splitlines():
-            if line.strip():
-                row = json.loads(line)
-                rows[row["instance_id"]] = row
+    rows = set_rows(args.sets)
     if args.predictions:
         predictions = json.loads(args.predictions.read_text())
         patches = {key: value["model_patch"] for key, value in predictions.items() if key in rows}

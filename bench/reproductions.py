@@ -18,7 +18,7 @@ import json
 from pathlib import Path
 
 from doctest_signal import local_sandbox, patched_texts
-from strategies import task_file
+from strategies import set_rows
 from swe_aci.env import make_environment
 from swe_aci.env.config import EnvConfig
 from swe_aci.episode import load_config
@@ -75,12 +75,7 @@ def main() -> None:
     parser.add_argument("--run", type=Path, required=True, help="a pipeline run's directory")
     parser.add_argument("--env", default="bwrap")
     args = parser.parse_args()
-    rows = {}
-    for name in args.sets.split(","):
-        for line in task_file(name, Path(".")).read_text().splitlines():
-            if line.strip():
-                row = json.loads(line)
-                rows[row["instance_id"]] = row
+    rows = set_rows(args.sets)
     report = args.run / "eval" / "report.json"
     resolved = set(json.loads(report.read_text())["resolved_ids"]) if report.is_file() else None
     counts: collections.Counter[tuple[str, str]] = collections.Counter()

@@ -55,6 +55,17 @@ def task_file(name: str, directory: Path) -> Path:
     return path.resolve()
 
 
+def set_rows(names: str) -> dict[str, dict]:
+    """The rows of comma-separated sets or task files, by instance id."""
+    rows = {}
+    for name in names.split(","):
+        for line in task_file(name, Path(".")).read_text().splitlines():
+            if line.strip():
+                row = json.loads(line)
+                rows[row["instance_id"]] = row
+    return rows
+
+
 EXAMPLE_TESTS = "tests/test_counter.py"
 
 
