@@ -141,3 +141,43 @@ def test_the_actual_and_expected_sessions_pair_across_a_session_between_them(
     code = issue_tests(BETWEEN_ISSUE, {"say": "words"})
     assert "assert (say(-0.12)) == 'minus zero point 12'" in code
     assert exit_codes(tmp_path, code, "words", [WORDS, WORDS_FIXED]) == [1, 0]
+
+
+SLUG = """def slug(name, keep_dots=False):
+    return name.replace(".", "-")
+"""
+SLUG_FIXED = SLUG.replace('name.replace(".", "-")', 'name if keep_dots else name.replace(".", "-")')
+REGRESSION_ISSUE = """`keep_dots` is ignored since 2.1
+
+```python
+from slugs import slug
+
+print(slug("a.b", keep_dots=True))
+```
+
+In `v2.0.4` this printed `a.b` but in `v2.1.0` it prints `a-b`.
+"""
+
+
+def test_a_script_and_what_an_earlier_release_printed_make_a_test(tmp_path: Path) -> None:
+    """A regression's report: the script's one printed value must be what the earlier release
+    printed."""
+    code = issue_tests(REGRESSION_ISSUE, {"slug": "slugs"})
+    assert "redirect_stdout" in code and "['a.b']" in code
+    assert exit_codes(tmp_path, code, "slugs", [SLUG, SLUG_FIXED]) == [1, 0]
+
+
+def test_an_earlier_value_without_a_release_or_printed_twice_makes_no_test() -> None:
+    """No release named or spoken of, the same value then and now, or a script that prints
+    more than once (the one value is not all it prints): nothing to expect."""
+    unnamed = REGRESSION_ISSUE.replace("In `v2.0.4` this", "This").replace(
+        " but in `v2.1.0` it", " but it"
+    )
+    same = REGRESSION_ISSUE.replace("prints `a-b`", "prints `a.b`")
+    twice = REGRESSION_ISSUE.replace(
+        'print(slug("a.b", keep_dots=True))', 'print(slug("a"))\nprint(slug("a.b", keep_dots=True))'
+    )
+    previous = REGRESSION_ISSUE.replace("In `v2.0.4` this", "The previous version")
+    for issue in (unnamed, same, twice):
+        assert issue_tests(issue, {"slug": "slugs"}) == "", issue
+    assert "['a.b']" in issue_tests(previous, {"slug": "slugs"})

@@ -4,8 +4,9 @@ expected Y" sentences, comparisons in backticks (`f(x) == 5`), `# expected:` com
 block, tracebacks (the call must not raise, or must raise the exception the issue expects, or
 raise the one shown with the message the prose expects instead of the shown one), a script's
 line commented with a warning the issue wants gone (it must not warn), the issue's own pytest
-functions, and a shell line's `python -c` code under environment variables shown crashing (it
-must run with them set).
+functions, a shell line's `python -c` code under environment variables shown crashing (it
+must run with them set), and a script's printed value with the one an earlier release printed
+(it must print that).
 Each is a pytest function (issue_sessions.py and issue_prose.py make them); the pipeline keeps
 those that fail at the base. Also what the issue names (paths, traceback frames), which
 localization puts first, and the imports a model-written test starts with."""
@@ -19,7 +20,11 @@ from dataclasses import dataclass
 
 from swe_aci.pipeline.imports import with_imports
 from swe_aci.pipeline.issue_literals import PROMPT, indent, outside_code
-from swe_aci.pipeline.issue_outputs import printed_output_tests, raised_instead_tests
+from swe_aci.pipeline.issue_outputs import (
+    earlier_release_tests,
+    printed_output_tests,
+    raised_instead_tests,
+)
 from swe_aci.pipeline.issue_prose import (
     commented_expectation_tests,
     comparison_tests,
@@ -110,6 +115,7 @@ def issue_tests(
         *own_test_tests(issue),
         *shell_line_tests(issue, exceptions),
         *printed_output_tests(issue),
+        *earlier_release_tests(issue, importable, aliases),
         *raised_instead_tests(issue, exceptions),
     ]
     functions = []

@@ -5,7 +5,10 @@ header row:"). The test runs the example with its printed text captured and comp
 that block line by line (trailing spaces and the blank lines around aside; an object's address,
 `0x7f9b...`, matches any, `0x...`). None when the block is the output the issue reports. A
 script that prints, the output it printed, then a paragraph expecting an exception instead ("All
-three should raise `ExpansionLimitException`"): each printed call must raise it."""
+three should raise `ExpansionLimitException`"): each printed call must raise it. A script that
+prints one value, then a sentence giving what an earlier release printed and what this one
+prints ("In `v3.2.1` this printed `.._` but in `v3.2.2` it prints `_._._`", a regression): it
+must print the earlier one."""
 
 from __future__ import annotations
 
@@ -13,7 +16,9 @@ import ast
 import itertools
 import re
 import textwrap
+from collections.abc import Mapping
 
+from swe_aci.pipeline.imports import with_imports
 from swe_aci.pipeline.issue_literals import (
     EXPECTATION,
     FENCE,
@@ -23,10 +28,21 @@ from swe_aci.pipeline.issue_literals import (
     literal,
     statement_source,
 )
-from swe_aci.pipeline.issue_sessions import BUILTIN_EXCEPTIONS, expected_exception, sessions
+from swe_aci.pipeline.issue_sessions import (
+    BUILTIN_EXCEPTIONS,
+    EARLIER_RELEASE,
+    expected_exception,
+    sessions,
+)
 from swe_aci.pipeline.skeleton import parse
 
 ADDRESS = re.compile(r"0x(?:[0-9a-fA-F]+|\.\.\.)")
+PRINTED_BEFORE = re.compile(
+    r"(?i)\b(?:printed|returned|gave|produced|showed|used\s+to\s+(?:print|return|give|produce|show))"
+    r"\s+`([^`\n]+)`"
+)
+PRINTS_NOW = re.compile(r"(?i)\b(?:prints|returns|gives|produces|shows)\s+`([^`\n]+)`")
+RELEASE = re.compile(r"(?<![\w.])v?\d+\.\d+(?:\.\d+)*\b")
 
 
 def printed_output_tests(issue: str) -> list[list[str]]:
@@ -77,6 +93,41 @@ def raised_instead_tests(issue: str, exceptions: frozenset[str]) -> list[list[st
             elif is_print(node.value) and (printed := printed_call(script, node.value)):
                 bodies.append([*setup, f"with pytest.raises({name}):", indent(printed)])
     return bodies
+
+
+def earlier_release_tests(
+    issue: str, importable: dict[str, str], aliases: Mapping[str, str] | None = None
+) -> list[list[str]]:
+    """One test body per script printing one value whose next paragraph says an earlier
+    release printed another: a release named (`v3.2.1`) or an earlier one spoken of ("the
+    previous version", "used to"), exactly one value it printed then and one it prints now,
+    not the same. The script, with the imports it leaves out (an earlier block has them), must
+    print the earlier value."""
+    blocks = list(FENCE.finditer(issue))
+    bodies = []
+    for index, block in enumerate(blocks):
+        script = textwrap.dedent(block.group(1))
+        tree = None if has_prompt(script) else parse(script)
+        if tree is None or not prints_once(tree):
+            continue
+        end = blocks[index + 1].start() if index + 1 < len(blocks) else len(issue)
+        paragraph = re.split(r"\n\s*\n", issue[block.end() : end].strip())[0]
+        before = PRINTED_BEFORE.findall(paragraph)
+        now = PRINTS_NOW.findall(paragraph)
+        earlier = RELEASE.search(paragraph) or EARLIER_RELEASE.search(paragraph)
+        if earlier and len(before) == 1 and len(now) == 1 and before[0] != now[0]:
+            code = with_imports(script.rstrip(), importable, frozenset(), aliases)
+            bodies.append(printed_check(code.splitlines(), before[0]))
+    return bodies
+
+
+def prints_once(tree: ast.Module) -> bool:
+    """Whether a script prints exactly once: one `print` call, a statement of its own at the
+    top level (not in a loop or a function)."""
+    calls = [node for node in ast.walk(tree) if is_print(node)]
+    return len(calls) == 1 and any(
+        isinstance(node, ast.Expr) and node.value is calls[0] for node in tree.body
+    )
 
 
 def printed_call(script: str, call: ast.Call) -> str | None:
