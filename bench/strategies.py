@@ -42,6 +42,7 @@ SETS = {
     "held_out_6": ROOT / "datasets" / "held_out_bugs_6.jsonl",
     "held_out_7": ROOT / "datasets" / "held_out_bugs_7.jsonl",
     "held_out_8": ROOT / "datasets" / "held_out_bugs_8.jsonl",
+    "held_out_9": ROOT / "datasets" / "held_out_bugs_9.jsonl",
 }
 
 

@@ -31,6 +31,7 @@ SETS = (
     "held_out_bugs_6",
     "held_out_bugs_7",
     "held_out_bugs_8",
+    "held_out_bugs_9",
 )
 PLAIN = {"NO_COLOR": "1", "FORCE_COLOR": None, "TTY_COMPATIBLE": None, "COLUMNS": "200"}
 
