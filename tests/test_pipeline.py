@@ -393,6 +393,28 @@ def test_a_model_test_failing_on_an_exception_the_issue_does_not_name_is_rejecte
     assert model_test_problem(assertion, assertion, issue) is None
 
 
+def test_a_model_test_misusing_the_library_is_rejected_unless_the_issue_reports_it() -> None:
+    """A submodule never imported, or a call that does not fit the signature, fails on the test
+    and not on the issue (pyflakes: `module 'pyflakes' has no attribute 'checker'`, accepted
+    where the issue spoke of a crash)."""
+
+    def failed(output: str) -> TestRun:
+        return TestRun({"t.py::test_issue": TestStatus.FAILED}, output, timed_out=False)
+
+    crash = "checking a class body crashes with a traceback"
+    module = failed("E       AttributeError: module 'pyflakes' has no attribute 'checker'")
+    assert "uses the library wrongly" in (model_test_problem(module, module, crash) or "")
+    keyword = failed("E   TypeError: parse() got an unexpected keyword argument 'strict'")
+    positional = failed("E   TypeError: Foo.bar() takes 2 positional arguments but 3 were given")
+    missing = failed("E   TypeError: key() missing 1 required positional argument: 'k'")
+    for wrong in (keyword, positional, missing):
+        assert "uses the library wrongly" in (model_test_problem(wrong, wrong, crash) or "")
+    forwarded = "`wrapped(x, strict=True)` raises TypeError: got an unexpected keyword argument"
+    assert model_test_problem(keyword, keyword, forwarded) is None
+    attribute = failed("E   AttributeError: 'NoneType' object has no attribute 'group'")
+    assert model_test_problem(attribute, attribute, crash) is None
+
+
 # -- honesty ---------------------------------------------------------------------------------
 
 MARKERS = {

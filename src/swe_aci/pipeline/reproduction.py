@@ -21,6 +21,14 @@ NOT_IMPORTABLE = re.compile(r"\b(ImportError|ModuleNotFoundError|SyntaxError|Ind
 RAISED = re.compile(r"^E\s+(?:[\w.]+\.)?([A-Z]\w*(?:Error|Exception|Warning))\b", re.MULTILINE)
 EXCEPTION_NAME = re.compile(r"\b[A-Z]\w*(?:Error|Exception|Warning)\b")
 CRASH_WORDS = re.compile(r"\b(crash|raise|exception|traceback)", re.IGNORECASE)
+# a test that uses the library wrongly: a submodule never imported or a name the module lacks, a
+# call that does not fit the signature
+MISUSE = re.compile(
+    r"^E\s+(?:AttributeError: module '[\w.]+' has no attribute|TypeError: .*?"
+    r"(unexpected keyword argument|missing \d+ required (?:positional|keyword-only) argument"
+    r"|takes (?:from \d+ to )?\d+ positional arguments? but|takes no arguments))",
+    re.MULTILINE,
+)
 
 
 @dataclass(frozen=True)
@@ -45,10 +53,26 @@ def run_twice(sandbox: Sandbox, file: str, text: str) -> tuple[TestRun, TestRun]
 
 def model_test_problem(first: TestRun, second: TestRun, issue: str) -> str | None:
     """Why a model-written test shows nothing at the base (None: it fails on the issue)."""
-    problem = fails_as_reproduction(first) or unexpected_exception(first.output, issue)
+    problem = (
+        fails_as_reproduction(first)
+        or misused_api(first.output, issue)
+        or unexpected_exception(first.output, issue)
+    )
     if problem is None and fails_as_reproduction(second) is not None:
         return "the test fails only on its first run at the base (it changes what it tests)"
     return problem
+
+
+def misused_api(output: str, issue: str) -> str | None:
+    """Why a failure shows the test's own misuse of the library: an attribute the module lacks
+    (`module 'pyflakes' has no attribute 'checker'`: the submodule was never imported), or a
+    call that does not fit the signature. Not when the issue reports that very failure (a
+    wrapper that drops a keyword argument)."""
+    for match in MISUSE.finditer(output):
+        words = match.group(1) or "has no attribute"
+        if words not in issue:
+            return f"the test uses the library wrongly ({match.group(0)[1:].strip()})"
+    return None
 
 
 def unexpected_exception(output: str, issue: str) -> str | None:
