@@ -80,6 +80,49 @@ def last(text, n=None):
     assert last("ab", 5) == ["b", "a"] and last("abc", None) == ["c", "b", "a"]
 
 
+def test_an_item_read_at_a_fixed_index_in_a_condition_is_guarded_against_emptiness() -> None:
+    source = """\
+def tokens(text):
+    result = []
+    for char in text:
+        if char == "+" and result[-1] != "+":
+            result[-1] += char
+        elif char != " " and (len(result) < 5 or result[0]):
+            result.append(char)
+    return result
+"""
+    with pytest.raises(IndexError):
+        load(source)["tokens"]("+a")
+    found = [each for each in edits(source, "tokens") if each.pattern == "emptiness guard"]
+    assert [each.line for each in found] == [4]  # line 6 tests `result` with `len(result)`
+    guarded = load(found[0].text)["tokens"]
+    assert 'if char == "+" and result and result[-1] != "+":' in found[0].text
+    assert guarded("+a") == ["+", "a"] and guarded("a+") == ["a+"]
+    tested = source.replace('char == "+" and result[-1]', "result and result[-1]")
+    assert not [
+        each for each in edits(tested, "tokens") if each.line == 4 and "guard" in each.pattern
+    ]
+
+
+def test_a_name_unpacked_is_guarded_against_emptiness_outside_generators() -> None:
+    source = """\
+def only(stack):
+    result, = stack
+    return result
+
+
+def each(stack):
+    first, = stack
+    yield first
+"""
+    with pytest.raises(ValueError, match="not enough values to unpack"):
+        load(source)["only"]([])
+    guarded = only(edits(source, "only"), "empty unpacked")
+    assert "    if not stack:\n        return None\n    result, = stack\n" in guarded.text
+    assert load(guarded.text)["only"]([]) is None and load(guarded.text)["only"]([7]) == 7
+    assert not [each for each in edits(source, "each") if each.pattern == "empty unpacked"]
+
+
 VERSION = """\
 class TooManyFields(Exception):
     pass

@@ -12,6 +12,9 @@ PraPR, Ghanbari et al. ISSTA 2019) written for Python:
   strengthened by a comparison its own branch makes (`if sign:` -> `if sign and result >= 0:`);
 - a null check: a statement reading an attribute or item of a parameter guarded by
   `if <parameter> is not None:`;
+- an emptiness guard: a condition reading an item of `x` at a fixed index (`result[-1]`) gets
+  `x and` before that operand; a statement unpacking `x` (`result, = stack`) gets
+  `if not x: return None` before it;
 - a range check: a bound clamped to the length the same statement reads
   (`n` -> `min(n, len(text))`);
 - subclass-friendliness: a class of the module named inside a method replaced by `type(self)`

@@ -29,6 +29,8 @@ TIERS = {
     "null check": 0,
     "range check": 0,
     "regex anchor": 0,
+    "emptiness guard": 0,
+    "empty unpacked": 1,
     "off by one": 1,
     "exception converted": 1,
     "literal named by the issue": 1,

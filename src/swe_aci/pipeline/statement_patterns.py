@@ -1,5 +1,6 @@
-"""The fix patterns of fix_patterns.py on one statement: a condition negated or strengthened, a
-null check, a range check, an empty value not yielded."""
+"""The fix patterns of fix_patterns.py on one statement: a condition negated, strengthened or
+guarded against an empty sequence, a null check, a range check, an empty value not yielded, an
+empty sequence not unpacked."""
 
 from __future__ import annotations
 
@@ -28,12 +29,14 @@ def statement_changes(
             for condition in _branch_conditions(node)[:2]:
                 extra = source.segment(condition)
                 yield Change(start, end, f"{test} and {extra}", "condition strengthened", line)
+        yield from _emptiness_guards(node, source)
     if function is None or isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
         return
     if not _is_compound(node):
         yield from _null_checks(node, source, function)
         yield from _range_checks(node, source)
         yield from _empty_values(node, source, function)
+        yield from _unpack_guards(node, source, function)
 
 
 COMPOUND = (
@@ -56,6 +59,67 @@ def _branch_conditions(node: ast.If) -> list[ast.expr]:
             ):
                 found.append(inner.test)
     return found
+
+
+def _emptiness_guards(node: ast.If | ast.While, source: Source) -> Iterator[Change]:
+    """`x and` before the operand of a condition that reads an item of a name `x` at a fixed
+    index (`result[-1]`, `parts[0]`): an empty `x` raises IndexError there (emoji's
+    `elif char == _ZWJ and result[-1].chars in EMOJI_DATA` on a leading joiner). Not where the
+    condition reads `x` otherwise too (`x and x[0]`, `len(x) > 1 and x[1]`: it tests it)."""
+    test = node.test
+    if isinstance(test, ast.BoolOp):
+        operands = test.values
+    elif isinstance(test, ast.Compare | ast.Call | ast.Subscript | ast.Attribute | ast.UnaryOp):
+        operands = [test]
+    else:
+        return  # `x and` before a conditional expression or an assignment would bind otherwise
+    subscripted = {id(inner.value) for inner in ast.walk(test) if isinstance(inner, ast.Subscript)}
+    tested = {
+        inner.id
+        for inner in ast.walk(test)
+        if isinstance(inner, ast.Name) and id(inner) not in subscripted
+    }
+    for operand in operands:
+        for inner in ast.walk(operand):
+            if (
+                isinstance(inner, ast.Subscript)
+                and isinstance(inner.value, ast.Name)
+                and _fixed_index(inner.slice)
+                and inner.value.id not in tested
+            ):
+                start, _ = source.span(operand)
+                tested.add(inner.value.id)
+                yield Change(start, start, f"{inner.value.id} and ", "emptiness guard", node.lineno)
+                break
+
+
+def _fixed_index(index: ast.expr) -> bool:
+    """An integer literal, negative or not: `[0]`, `[-1]`."""
+    if isinstance(index, ast.UnaryOp) and isinstance(index.op, ast.USub):
+        index = index.operand
+    return isinstance(index, ast.Constant) and type(index.value) is int
+
+
+def _unpack_guards(
+    node: ast.stmt, source: Source, function: ast.FunctionDef | ast.AsyncFunctionDef
+) -> Iterator[Change]:
+    """`if not x: return None` before a statement unpacking a name `x` (`result, = stack`): an
+    empty `x` raises "not enough values to unpack" there (lark's non-recursive transformer when
+    the root's callback discards it). Not in a generator."""
+    if not (
+        isinstance(node, ast.Assign)
+        and len(node.targets) == 1
+        and isinstance(node.targets[0], ast.Tuple | ast.List)
+        and not any(isinstance(each, ast.Starred) for each in node.targets[0].elts)
+        and isinstance(node.value, ast.Name)
+    ):
+        return
+    if any(isinstance(inner, ast.Yield | ast.YieldFrom) for inner in ast.walk(function)):
+        return
+    start, _ = source.statement_lines(node)
+    indent = " " * node.col_offset
+    new = f"{indent}if not {node.value.id}:\n{indent}    return None\n"
+    yield Change(start, start, new, "empty unpacked", node.lineno)
 
 
 def _parameters(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
