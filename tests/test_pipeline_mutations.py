@@ -114,13 +114,19 @@ def only(stack):
 def each(stack):
     first, = stack
     yield first
+
+
+def pair(stack):
+    first, second = stack
+    return first
 """
     with pytest.raises(ValueError, match="not enough values to unpack"):
         load(source)["only"]([])
     guarded = only(edits(source, "only"), "empty unpacked")
     assert "    if not stack:\n        return None\n    result, = stack\n" in guarded.text
     assert load(guarded.text)["only"]([]) is None and load(guarded.text)["only"]([7]) == 7
-    assert not [each for each in edits(source, "each") if each.pattern == "empty unpacked"]
+    for name in ("each", "pair"):  # a generator; two items, not the one an empty name lacks
+        assert not [each for each in edits(source, name) if each.pattern == "empty unpacked"]
 
 
 VERSION = """\
@@ -535,3 +541,29 @@ def test_a_string_with_the_placeholders_the_issue_shows_becomes_an_f_string() ->
     assert not [
         each for each in edits_with(BINDER, "bind", "a bad message") if each.pattern == FSTRING
     ]
+
+
+def test_a_value_tested_for_truth_is_tested_for_none() -> None:
+    """hpack's perfect match of a header whose value is empty: `if perfect:` took `b""` for no
+    match."""
+    source = """\
+def encode(match, fallback):
+    index, perfect = match
+    if perfect:
+        return ("indexed", index)
+    while not fallback.ready and -index:
+        return ("literal", index)
+    return ("none", index)
+"""
+
+    class Fallback:
+        ready = False
+
+    assert load(source)["encode"]((2, b""), Fallback()) == ("literal", 2)
+    found = [each for each in edits(source, "encode") if each.pattern == "none test"]
+    assert [each.description.split(": ", 1)[1] for each in found] == [
+        "`perfect` -> `perfect is not None`",
+        "`not fallback.ready` -> `fallback.ready is None`",
+    ]
+    assert load(found[0].text)["encode"]((2, b""), Fallback()) == ("indexed", 2)
+    assert load(found[0].text)["encode"]((2, None), Fallback()) == ("literal", 2)

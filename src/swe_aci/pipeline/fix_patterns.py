@@ -15,6 +15,8 @@ PraPR, Ghanbari et al. ISSTA 2019) written for Python:
 - an emptiness guard: a condition reading an item of `x` at a fixed index (`result[-1]`) gets
   `x and` before that operand; a statement unpacking `x` (`result, = stack`) gets
   `if not x: return None` before it;
+- a test of None for a test of truth: `if perfect:` -> `if perfect is not None:`, `not x` ->
+  `x is None` (0, "" and an empty tuple are values too);
 - a range check: a bound clamped to the length the same statement reads
   (`n` -> `min(n, len(text))`);
 - subclass-friendliness: a class of the module named inside a method replaced by `type(self)`

@@ -1,6 +1,6 @@
-"""The fix patterns of fix_patterns.py on one statement: a condition negated, strengthened or
-guarded against an empty sequence, a null check, a range check, an empty value not yielded, an
-empty sequence not unpacked."""
+"""The fix patterns of fix_patterns.py on one statement: a condition negated, strengthened,
+guarded against an empty sequence or testing None rather than truth, a null check, a range
+check, an empty value not yielded, an empty sequence not unpacked."""
 
 from __future__ import annotations
 
@@ -30,6 +30,7 @@ def statement_changes(
                 extra = source.segment(condition)
                 yield Change(start, end, f"{test} and {extra}", "condition strengthened", line)
         yield from _emptiness_guards(node, source)
+        yield from _none_tests(node, source)
     if function is None or isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
         return
     if not _is_compound(node):
@@ -93,6 +94,22 @@ def _emptiness_guards(node: ast.If | ast.While, source: Source) -> Iterator[Chan
                 break
 
 
+def _none_tests(node: ast.If | ast.While, source: Source) -> Iterator[Change]:
+    """A value's truth tested as a test of None: `if perfect:` -> `if perfect is not None:`,
+    `not x` -> `x is None`, the condition's own operand or one of its `and`/`or` operands, a
+    name or an attribute. 0, "" and an empty tuple are values too (hpack's `if perfect:`
+    encoded a header whose value is empty as a literal)."""
+    test = node.test
+    operands = test.values if isinstance(test, ast.BoolOp) else [test]
+    for operand in operands:
+        negated = isinstance(operand, ast.UnaryOp) and isinstance(operand.op, ast.Not)
+        value = operand.operand if isinstance(operand, ast.UnaryOp) else operand
+        if isinstance(value, ast.Name | ast.Attribute) and (negated or value is operand):
+            start, end = source.span(operand)
+            new = f"{source.segment(value)} is {'' if negated else 'not '}None"
+            yield Change(start, end, new, "none test", node.lineno)
+
+
 def _fixed_index(index: ast.expr) -> bool:
     """An integer literal, negative or not: `[0]`, `[-1]`."""
     if isinstance(index, ast.UnaryOp) and isinstance(index.op, ast.USub):
@@ -103,14 +120,15 @@ def _fixed_index(index: ast.expr) -> bool:
 def _unpack_guards(
     node: ast.stmt, source: Source, function: ast.FunctionDef | ast.AsyncFunctionDef
 ) -> Iterator[Change]:
-    """`if not x: return None` before a statement unpacking a name `x` (`result, = stack`): an
-    empty `x` raises "not enough values to unpack" there (lark's non-recursive transformer when
-    the root's callback discards it). Not in a generator."""
+    """`if not x: return None` before a statement unpacking the one item of a name `x`
+    (`result, = stack`): an empty `x` raises "not enough values to unpack" there (lark's
+    non-recursive transformer when the root's callback discards it). Not in a generator."""
     if not (
         isinstance(node, ast.Assign)
         and len(node.targets) == 1
         and isinstance(node.targets[0], ast.Tuple | ast.List)
-        and not any(isinstance(each, ast.Starred) for each in node.targets[0].elts)
+        and len(node.targets[0].elts) == 1
+        and not isinstance(node.targets[0].elts[0], ast.Starred)
         and isinstance(node.value, ast.Name)
     ):
         return
