@@ -72,6 +72,44 @@ def test_a_template_passing_the_issues_example_is_chosen_without_a_repair_sample
     assert "(issue example)" in trajectory["info"]["choice"]
 
 
+def test_a_further_targets_templates_are_screened_once_the_first_targets_found_nothing(
+    tmp_path: Path,
+) -> None:
+    """The localizer chose `words` and one target is searched (`repair.locations=1`): its
+    templates and its sample pass nothing, so the templates of the targets after it, every
+    pattern, are screened before more samples; `top_words`' off by one passes."""
+    wrong_words = fenced("def words(text):\n    return text.split()\n")
+    config = templates_config(
+        ["I would change words.", wrong_words],
+        "local",
+        "strategy.repair.locations=1",
+        "strategy.repair.temperatures=[0.0]",
+        "strategy.repair.more_temperatures=[]",
+        "strategy.repair.rounds_after=0",
+    )
+    result = run_on_wordcount(config, tmp_path, ISSUE)
+    assert result.exit_status == "submitted"
+    assert "-    return ranked[: n - 1]\n+    return ranked[: n]\n" in result.submission
+    actions = [step["action"] for step in load_trajectory(tmp_path / "out/w/w.traj")["trajectory"]]
+    weak = actions.index("templates wordcount/counter.py::words (weaker patterns)")
+    further = actions.index(
+        "templates wordcount/counter.py::top_words (a further target, every pattern)"
+    )
+    repair = next(i for i, action in enumerate(actions) if action.startswith("repair 1/1"))
+    assert actions.index("templates wordcount/counter.py::words") < repair < weak < further
+    unlimited = templates_config(
+        ["I would change words.", wrong_words],
+        "local",
+        "strategy.repair.locations=1",
+        "strategy.repair.temperatures=[0.0]",
+        "strategy.repair.more_temperatures=[]",
+        "strategy.repair.rounds_after=0",
+        "strategy.repair.further_templates=0",
+    )
+    none = run_on_wordcount(unlimited, tmp_path, ISSUE, instance_id="none")
+    assert "ranked[: n]" not in none.submission  # without them, the off by one stays
+
+
 FORGING_TEST = fenced(
     "import os\n\n\n"
     "def ancestors():\n"

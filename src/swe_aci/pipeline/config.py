@@ -114,6 +114,13 @@ class RepairConfig(BaseModel):
         "and template is tried: rounds of one more sample of each target (the temperatures of "
         "`more_temperatures` in turn, each with its own seed), while the time budget lasts",
     )
+    further_templates: int = Field(
+        5,
+        ge=0,
+        description="candidates after the first `locations` whose template repairs (every "
+        "pattern) are screened once the model's samples and the first targets' templates "
+        "passed nothing, before the last rounds of samples",
+    )
     templates: int = Field(
         60,
         ge=0,

@@ -54,6 +54,7 @@ TIERS = {
 # in `is_leap_year`).
 STRONG = range(3)
 WEAK = range(3, 5)
+EVERY = range(STRONG.start, WEAK.stop)
 # patterns whose changes differ in text and fix one thing together: each alone, and all at once
 ALL_AT_ONCE = frozenset({PATH_PATTERN, FSTRING_PATTERN})
 # the patterns of their own modules, each offered only where the words call for it

@@ -17,7 +17,7 @@ from swe_aci.pipeline.candidates import Target, search_order
 from swe_aci.pipeline.choose import Group, add_edit
 from swe_aci.pipeline.config import PipelineStrategy
 from swe_aci.pipeline.models import ModelPool
-from swe_aci.pipeline.mutations import STRONG, WEAK
+from swe_aci.pipeline.mutations import EVERY, STRONG, WEAK
 from swe_aci.pipeline.repair import Dropped, Edit
 from swe_aci.pipeline.reproduction import Reproduction, failure_lines
 from swe_aci.pipeline.samples import BUDGET_LEFT, MORE_SAMPLES, sample_form
@@ -64,7 +64,7 @@ class Search:
             runs = [[each for each in turn if each] for turn in itertools.zip_longest(*runs)]
         elif self.reproduction is not None:
             runs = first_looks(runs)
-        if self._templates(tree, order, STRONG):
+        if self._templates(tree, order, STRONG, ""):
             return
         for run in runs:
             for sample in run:
@@ -81,7 +81,10 @@ class Search:
             for group in self.groups:
                 self.asking.check_time()
                 self.validation.validate(tree, group, self.reproduction, self.language)
-        elif not self._templates(tree, order, WEAK):
+        elif not (
+            self._templates(tree, order, WEAK, " (weaker patterns)")
+            or self._further_templates(tree, candidates)
+        ):
             self._spend_the_budget(tree, order, self.reproduction)
 
     def _spend_the_budget(
@@ -107,12 +110,26 @@ class Search:
                     if group.solved:
                         return
 
-    def _templates(self, tree: dict[str, str], order: list[Target], tiers: range) -> bool:
+    def _further_templates(self, tree: dict[str, str], candidates: list[Location]) -> bool:
+        """Every pattern's template repairs of the `repair.further_templates` candidates after
+        the first `repair.locations`, once those found nothing: the fix is often in a function
+        the reproduction runs below the first three (dacite's `_build_value_for_collection`,
+        the fifth), and a target's templates take about a second to screen where one model
+        sample takes several."""
+        config = self.strategy.repair
+        further = candidates[config.locations : config.locations + config.further_templates]
+        targets = [Target((location,)) for location in further]
+        return self._templates(tree, targets, EVERY, " (a further target, every pattern)")
+
+    def _templates(
+        self, tree: dict[str, str], order: list[Target], tiers: range, which: str
+    ) -> bool:
         """The template repairs (templates.py) of the patterns of `tiers` (STRONG before the
         model's samples, WEAK once they found nothing) of each single Python target of `order`,
         each target's screened against the reproduction; those passing it validated in the
         order of their patterns (`mutations.TIERS`), then of the targets, at most
-        TEMPLATES_VALIDATED; whether one passes with no regression."""
+        TEMPLATES_VALIDATED; whether one passes with no regression. `which`: what the steps'
+        names add to the target's (the weaker patterns, a further target)."""
         config = self.strategy.repair
         repro = self.reproduction
         if repro is None or not config.templates:
@@ -135,9 +152,8 @@ class Search:
                 self.linter,
                 tiers,
             )
-            weaker = " (weaker patterns)" if tiers == WEAK else ""
             self.record.step(
-                f"templates {target.label}{weaker}",
+                f"templates {target.label}{which}",
                 "template repairs screened against the reproduction test, no model",
                 screened.summary(target.label),
                 {"source": "template", "location": target.label, "tried": screened.tried},
