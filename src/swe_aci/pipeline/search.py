@@ -1,7 +1,8 @@
 """The repair search of a pipeline episode: the strong template repairs, then the model's samples
 of each target, each new candidate validated as it appears, until one passes the reproduction
-with no regression; then, with time left, the weak template repairs, then rounds of one more
-sample of each target until the budget or `repair.rounds_after` ends. Without a reproduction:
+with no regression; then, with time left, the weak template repairs, then every pattern's of the
+next `repair.further_templates` candidates, then rounds of one more sample of each target until
+the budget or `repair.rounds_after` ends. Without a reproduction:
 the first target's samples that give an edit (or the next target's), validated by the existing
 tests alone."""
 
