@@ -78,15 +78,14 @@ def test_a_further_targets_templates_are_screened_once_the_first_targets_found_n
     """The localizer chose `words` and one target is searched (`repair.locations=1`): its
     templates and its sample pass nothing, so the templates of the targets after it, every
     pattern, are screened before more samples; `top_words`' off by one passes."""
-    wrong_words = fenced("def words(text):\n    return text.split()\n")
-    config = templates_config(
-        ["I would change words.", wrong_words],
-        "local",
+    script = ["I would change words.", fenced("def words(text):\n    return text.split()\n")]
+    one_target = (
         "strategy.repair.locations=1",
         "strategy.repair.temperatures=[0.0]",
         "strategy.repair.more_temperatures=[]",
         "strategy.repair.rounds_after=0",
     )
+    config = templates_config(script, "local", *one_target)
     result = run_on_wordcount(config, tmp_path, ISSUE)
     assert result.exit_status == "submitted"
     assert "-    return ranked[: n - 1]\n+    return ranked[: n]\n" in result.submission
@@ -97,16 +96,8 @@ def test_a_further_targets_templates_are_screened_once_the_first_targets_found_n
     )
     repair = next(i for i, action in enumerate(actions) if action.startswith("repair 1/1"))
     assert actions.index("templates wordcount/counter.py::words") < repair < weak < further
-    unlimited = templates_config(
-        ["I would change words.", wrong_words],
-        "local",
-        "strategy.repair.locations=1",
-        "strategy.repair.temperatures=[0.0]",
-        "strategy.repair.more_temperatures=[]",
-        "strategy.repair.rounds_after=0",
-        "strategy.repair.further_templates=0",
-    )
-    none = run_on_wordcount(unlimited, tmp_path, ISSUE, instance_id="none")
+    without = templates_config(script, "local", *one_target, "strategy.repair.further_templates=0")
+    none = run_on_wordcount(without, tmp_path, ISSUE, instance_id="none")
     assert "ranked[: n]" not in none.submission  # without them, the off by one stays
 
 

@@ -81,8 +81,7 @@ def raised_instead_tests(issue: str, exceptions: frozenset[str]) -> list[list[st
         tree = None if has_prompt(script) else parse(script)
         if tree is None or not prints(script) or not output_like(shown.group(1)):
             continue
-        end = blocks[index + 2].start() if index + 2 < len(blocks) else len(issue)
-        paragraph = re.split(r"\n\s*\n", issue[shown.end() : end].strip())[0]
+        paragraph = paragraph_after(issue, blocks, index + 1)
         name = expected_exception(paragraph, exceptions)
         if name is None or not ("." in name or name in BUILTIN_EXCEPTIONS | exceptions):
             continue
@@ -110,8 +109,7 @@ def earlier_release_tests(
         tree = None if has_prompt(script) else parse(script)
         if tree is None or not prints_once(tree):
             continue
-        end = blocks[index + 1].start() if index + 1 < len(blocks) else len(issue)
-        paragraph = re.split(r"\n\s*\n", issue[block.end() : end].strip())[0]
+        paragraph = paragraph_after(issue, blocks, index)
         before = PRINTED_BEFORE.findall(paragraph)
         now = PRINTS_NOW.findall(paragraph)
         earlier = RELEASE.search(paragraph) or EARLIER_RELEASE.search(paragraph)
@@ -128,6 +126,12 @@ def prints_once(tree: ast.Module) -> bool:
     return len(calls) == 1 and any(
         isinstance(node, ast.Expr) and node.value is calls[0] for node in tree.body
     )
+
+
+def paragraph_after(issue: str, blocks: list[re.Match[str]], index: int) -> str:
+    """The first paragraph of the prose between code block `index` and the next."""
+    end = blocks[index + 1].start() if index + 1 < len(blocks) else len(issue)
+    return re.split(r"\n\s*\n", issue[blocks[index].end() : end].strip())[0]
 
 
 def printed_call(script: str, call: ast.Call) -> str | None:
