@@ -222,3 +222,25 @@ def test_a_name_spelled_with_other_capitals_is_respelled_as_the_repository_spell
         "`true` spelled `True`, as the repository (or Python) spells it",
         "added `from pkg.time import naturalday`",
     ]
+
+
+def test_a_name_a_standard_module_lacks_is_not_imported_from_it() -> None:
+    """docopt-ng: the model's `from typing import Any, ParsedOptions` failed on its import
+    before the test showed anything."""
+    test = (
+        "import ast\nfrom typing import Any, ParsedOptions as P\nimport json; from re import X\n\n"
+        "def test_it():\n    from typing import Nope\n    assert key('x') == ast.literal_eval(\"'x'\")\n"
+    )
+    mended_test, notes = mended(test)
+    assert mended_test == (
+        "import ast\nfrom typing import Any\nimport json; from re import X\nfrom pkg.api import"
+        " key\n\ndef test_it():\n    pass\n    assert key('x') == ast.literal_eval(\"'x'\")\n"
+    )
+    assert notes == [
+        "removed `ParsedOptions` from `from typing import ...`: the module has no such name",
+        "removed `Nope` from `from typing import ...`: the module has no such name",
+        "added `from pkg.api import key`",
+    ]
+    # a name the repository defines is imported from it instead
+    instead = mended("from typing import key\n\ndef test_it():\n    assert key('x')\n")[0]
+    assert instead == "from pkg.api import key\n\n\ndef test_it():\n    assert key('x')\n"

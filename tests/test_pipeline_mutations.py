@@ -567,3 +567,89 @@ def encode(match, fallback):
     ]
     assert load(found[0].text)["encode"]((2, b""), Fallback()) == ("indexed", 2)
     assert load(found[0].text)["encode"]((2, None), Fallback()) == ("literal", 2)
+
+
+def test_a_variable_read_is_made_another_named_alike() -> None:
+    """backoff's retry loop: `max_time` (the callable) read where `max_time_value` (what it
+    returned) was meant."""
+    source = """\
+def retry(call, max_time, clock):
+    def attempt():
+        max_time_value = max_time() if callable(max_time) else max_time
+        elapsed = clock()
+        items = []
+        if max_time is not None and elapsed >= max_time_value:
+            return "gave up"
+        for item in [elapsed]:
+            items.append(item)
+        return call(elapsed, max_time)
+
+    return attempt()
+"""
+
+    def shown(elapsed: int, limit: object) -> str:
+        return f"{elapsed} {limit}"
+
+    with pytest.raises(TypeError):  # `9 >= None`: no limit returned, yet `max_time` is set
+        load(source)["retry"](shown, lambda: None, lambda: 9)
+    found = [each for each in edits(source, "retry") if each.pattern == "similar name"]
+    described = {each.description.split(": ", 1)[1] for each in found}
+    assert "`max_time` -> `max_time_value`" in described
+    assert "`item` -> `items`" in described
+    # never a name assigned on the read's own line or later, never an unrelated one
+    assert "`max_time` -> `elapsed`" not in described
+    assert not [each for each in found if "max_time_value = max_time_value" in each.text]
+    both = [each for each in found if "and 1 more" in each.description]
+    fixed = [each for each in both if "max_time_value is not None" in each.text]
+    assert len(fixed) == 1
+    retry = load(fixed[0].text)["retry"]
+    assert retry(shown, lambda: None, lambda: 9) == "9 None"
+    assert retry(shown, lambda: 5, lambda: 9) == "gave up"
+    assert retry(shown, lambda: 50, lambda: 9) == "9 50"
+
+
+def test_a_default_or_a_choice_made_on_truth_is_made_on_none() -> None:
+    """pyotp's `initial_count if initial_count else self.initial_count` took a given 0 for none
+    given; `count or 10` the same."""
+    source = """\
+def uri(initial_count, default, count=None):
+    first = initial_count if initial_count else default
+    return first, count or 10
+"""
+    assert load(source)["uri"](0, 7, 0) == (7, 10)
+    found = [each for each in edits(source, "uri") if each.pattern == "none test"]
+    assert [each.description.split(": ", 1)[1] for each in found] == [
+        "`initial_count` -> `initial_count is not None`",
+        "`count or 10` -> `(count if count is not None else 10)`",
+    ]
+    assert load(found[0].text)["uri"](0, 7, 0) == (0, 10)
+    assert load(found[1].text)["uri"](0, 7, 0) == (7, 0)
+    assert load(found[1].text)["uri"](0, 7) == (7, 10)
+
+
+def test_a_pattern_given_to_re_is_a_regex_and_a_match_of_its_start_can_match_the_whole() -> None:
+    """json-pointer's `_RE_ARRAY_INDEX.match(part)` took `01` for an index; inflect's
+    `re.compile(r"^(.*)'s?$")` (no class, no escape: read as a regex since `re` is given it)
+    matched a lone apostrophe."""
+    source = """\
+import re
+
+_RE_ARRAY_INDEX = re.compile("0|[1-9][0-9]*")
+
+
+def index(part, word):
+    if not _RE_ARRAY_INDEX.match(part):
+        raise ValueError(part)
+    return int(part), re.compile(r"^(.*)'s?$").match(word) is not None
+"""
+    assert load(source)["index"]("01", "'") == (1, True)
+    found = edits(source, "index")
+    anchored = only(found, "regex anchor", "_RE_ARRAY_INDEX.fullmatch(part)")
+    with pytest.raises(ValueError):
+        load(anchored.text)["index"]("01", "'")
+    plural = only(found, "regex quantifier", "(.+)")
+    assert load(plural.text)["index"]("1", "'") == (1, False)
+    assert load(plural.text)["index"]("1", "cat's") == (1, True)
+    # a method named `match` of anything else is left alone
+    other = "def pick(menu):\n    return menu.match(1)\n"
+    assert not [each for each in edits(other, "pick") if "fullmatch" in each.text]

@@ -37,6 +37,9 @@ SMALL_INTEGER = 16
 
 
 REGEX_HINT = re.compile(r"\\[AZbdswDSW]|%s|\[|\(\?|\{\d")
+# the words of a name that reads as a compiled regular expression: `_RE_ARRAY_INDEX`, `word_regex`
+PATTERN_WORDS = frozenset({"re", "regex", "regexp", "rx", "pattern"})
+NONE = "none test"
 
 
 def _between(source: Source, left: ast.AST, right: ast.AST) -> tuple[int, int]:
@@ -72,6 +75,11 @@ def expression_changes(
         yield from _arithmetic(node, source, line)
     elif isinstance(node, ast.BoolOp):
         yield from _boolean(node, source, line)
+        yield from _default_for_none(node, source, line)
+    elif isinstance(node, ast.IfExp):
+        yield from _chosen_for_none(node, source, line)
+    elif isinstance(node, ast.Call):
+        yield from _regex_call(node, source, line)
     elif isinstance(node, ast.Constant):
         yield from _constant(node, source, line)
     elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
@@ -109,6 +117,49 @@ def _boolean(node: ast.BoolOp, source: Source, line: int) -> Iterator[Change]:
             yield Change(start, end, f"({new})", "operand dropped", line)
 
 
+def _default_for_none(node: ast.BoolOp, source: Source, line: int) -> Iterator[Change]:
+    """`x or default` -> `(x if x is not None else default)`: 0, "" and an empty list given
+    for `x` are values too, not a call for the default (pyotp's `initial_count or ...`)."""
+    if isinstance(node.op, ast.Or) and len(node.values) == 2:
+        value, default = node.values
+        if isinstance(value, ast.Name | ast.Attribute):
+            start, end = source.span(node)
+            name, other = source.segment(value), source.segment(default)
+            yield Change(start, end, f"({name} if {name} is not None else {other})", NONE, line)
+
+
+def _chosen_for_none(node: ast.IfExp, source: Source, line: int) -> Iterator[Change]:
+    """`a if x else b` -> `a if x is not None else b`, `a if not x else b` -> `a if x is None
+    else b`, for a name or an attribute `x`."""
+    test = node.test
+    negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
+    value = test.operand if isinstance(test, ast.UnaryOp) else test
+    if isinstance(value, ast.Name | ast.Attribute) and (negated or value is test):
+        start, end = source.span(test)
+        new = f"{source.segment(value)} is {'' if negated else 'not '}None"
+        yield Change(start, end, new, NONE, line)
+
+
+def _regex_call(node: ast.Call, source: Source, line: int) -> Iterator[Change]:
+    """The pattern literal given to a function of `re` (`re.compile(r"^(.*)'s?$")`: a regular
+    expression, whatever it holds), and a match of a pattern's start made a match of the
+    whole text: `re.match(...)`, `_RE_INDEX.match(...)` -> `fullmatch` (json-pointer's
+    `_RE_ARRAY_INDEX.match(str(part))` took `01` for an index)."""
+    func = node.func
+    if not isinstance(func, ast.Attribute):
+        return
+    owner = func.value
+    module_call = isinstance(owner, ast.Name) and owner.id == "re"
+    pattern = node.args[0] if module_call and node.args else None
+    if isinstance(pattern, ast.Constant) and isinstance(pattern.value, str):
+        yield from _regex(pattern, source, line, always=True)
+    named = owner.id if isinstance(owner, ast.Name) else getattr(owner, "attr", "")
+    words = {word.lower() for word in re.split(r"_|(?<=[a-z])(?=[A-Z])", named)}
+    if func.attr == "match" and (module_call or words & PATTERN_WORDS):
+        end = source.span(func)[1]
+        yield Change(end - len("match"), end, "fullmatch", "regex anchor", line)
+
+
 def _small_integer(node: ast.AST) -> bool:
     return (
         isinstance(node, ast.Constant)
@@ -127,9 +178,9 @@ def _constant(node: ast.Constant, source: Source, line: int) -> Iterator[Change]
         yield from _regex(node, source, line)
 
 
-def _regex(node: ast.Constant, source: Source, line: int) -> Iterator[Change]:
+def _regex(node: ast.Constant, source: Source, line: int, always: bool = False) -> Iterator[Change]:
     """Anchors and quantifiers of a literal that reads as a regular expression (one string
-    literal, not an f-string or a concatenation)."""
+    literal, not an f-string or a concatenation), or is one (`always`: given to `re`)."""
     literal = LITERAL.fullmatch(source.segment(node))
     if literal is None or "f" in literal.group("prefix").lower():
         return
@@ -142,7 +193,7 @@ def _regex(node: ast.Constant, source: Source, line: int) -> Iterator[Change]:
     if body.endswith("$") and not body.endswith("\\$"):
         end = start + len(body)
         yield Change(end - 1, end, f"{escape}Z", "regex anchor", line)
-    if not REGEX_HINT.search(body):
+    if not (always or REGEX_HINT.search(body)):
         return
     for match in re.finditer(r"(?<!\\)[+*]", body):
         if match.start() == 0:

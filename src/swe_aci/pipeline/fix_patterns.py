@@ -16,14 +16,16 @@ PraPR, Ghanbari et al. ISSTA 2019) written for Python:
   `x and` before that operand; a statement unpacking the one item of `x` (`result, = stack`)
   gets `if not x: return None` before it;
 - a test of None for a test of truth: `if perfect:` -> `if perfect is not None:`, `not x` ->
-  `x is None` (0, "" and an empty tuple are values too);
+  `x is None`, `a if x else b` -> `a if x is not None else b`, `x or default` -> `(x if x is
+  not None else default)` (0, "" and an empty tuple are values too);
 - a range check: a bound clamped to the length the same statement reads
   (`n` -> `min(n, len(text))`);
 - subclass-friendliness: a class of the module named inside a method replaced by `type(self)`
   (`cls` in a class method);
-- regular expressions in string literals: the anchors `^` and `$` made `\\A` and `\\Z` (`$`
-  matches before a trailing newline), a quantifier `+` made `*` and back, a character class
-  repeated (`[^a-z0-9]` -> `[^a-z0-9]+`);
+- regular expressions in string literals (those given to `re` whatever they hold): the anchors
+  `^` and `$` made `\\A` and `\\Z` (`$` matches before a trailing newline), a quantifier `+`
+  made `*` and back, a character class repeated (`[^a-z0-9]` -> `[^a-z0-9]+`); a match of a
+  pattern's start made a match of the whole text (`_RE_INDEX.match(s)` -> `fullmatch`);
 - an empty value not yielded (`yield list(it)` -> `if value: yield value`);
 - an exception converted: where the reproduction fails on a built-in exception and expects the
   library's own (`pytest.raises(InvalidVersion)`), the target's body in `try:`, the one raised
@@ -31,6 +33,8 @@ PraPR, Ghanbari et al. ISSTA 2019) written for Python:
 - a name in a string literal replaced by the one the issue writes (a key, a variable, an
   attribute looked up by name): `"PYEMSCRIPTEN_ABI_VERSION"` -> `"PYEMSCRIPTEN_PLATFORM_VERSION"`
   where the issue quotes the latter, the file does not hold it, and both share a word and a case.
+- (similar_names.py) the wrong variable: a read of a variable made another of the target named
+  alike (`max_time` -> `max_time_value`, `item` -> `items`).
 - (path_arguments.py) a path argument converted on entry, `p = os.fspath(p)`, where the issue
   speaks of `pathlib` paths.
 - (missing_fstring.py) the `f` of an f-string written without it, where the issue shows one of
@@ -51,6 +55,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from swe_aci.pipeline.expression_patterns import expression_changes
+from swe_aci.pipeline.similar_names import similar_name_changes
 from swe_aci.pipeline.skeleton import Location, exception_classes
 from swe_aci.pipeline.source_edits import (
     LITERAL,
@@ -97,11 +102,12 @@ def changes(
 ) -> list[Change]:
     """Every change of the catalogue inside the location's lines of the file `text` (parsed:
     `tree`), the exception conversion where `conversion` names an exception the module has,
-    and the literals renamed to a name the `issue` quotes (`issue_names`) that the file
-    lacks."""
+    the literals renamed to a name the `issue` quotes (`issue_names`) that the file lacks,
+    and the reads of a variable made another named alike (similar_names.py)."""
     source = Source(text)
     docstrings = docstring_ids(tree)
     found = list(_changes(tree, source, location, _plain_classes(tree), docstrings))
+    found += similar_name_changes(tree, source, location)
     if conversion is not None and conversion.expected in _module_names(tree):
         found += _converted(tree, source, location, conversion)
     missing = [name for name in issue_names(issue) if name not in text]

@@ -18,10 +18,11 @@ from swe_aci.pipeline.skeleton import parse
 
 # standard modules a test uses as `module.attribute` (importing them has no side effect)
 COMMON_MODULE_NAMES = """
-abc array base64 bisect calendar codecs collections contextlib copy dataclasses datetime decimal
-enum fractions functools gc hashlib heapq inspect io itertools json locale logging math numbers
-operator os pathlib pickle platform random re shutil statistics string struct subprocess sys
-tempfile textwrap threading time traceback types typing unicodedata uuid warnings weakref zoneinfo
+abc argparse array ast base64 bisect calendar codecs collections contextlib copy csv dataclasses
+datetime decimal difflib enum fnmatch fractions functools gc glob hashlib heapq html inspect io
+ipaddress itertools json keyword locale logging math numbers operator os pathlib pickle platform
+pprint random re shlex shutil statistics string struct subprocess sys tempfile textwrap threading
+time token tokenize traceback types typing unicodedata uuid warnings weakref zoneinfo
 """
 COMMON_MODULES = frozenset(COMMON_MODULE_NAMES.split())
 # where a bare name comes from (`datetime(...)`, `Decimal(...)`, `Mock()`): the first of these

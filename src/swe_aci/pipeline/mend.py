@@ -15,6 +15,7 @@ from swe_aci.pipeline.imports import (
     bound_names,
     import_for,
     missing_imports,
+    module_attributes,
     unbound_uses,
     with_import_lines,
 )
@@ -48,7 +49,9 @@ def mend_test(
     function or class, not a test or a fixture, named as something the target `module` defines,
     `module_names`, or as something the test imports itself), its `pytest.raises` of a warning
     made `pytest.warns`, its assertions of what the issue reports as the bug removed
-    (`reported`: `issue_prose.reported_outputs`), and the imports it leaves out added, the
+    (`reported`: `issue_prose.reported_outputs`), the names it imports from a standard module
+    that lacks them removed (`from typing import ParsedOptions`), and the imports it leaves out
+    added (a name so removed among them, where the repository defines it), the
     target module's names first, then the modules the repository imports under an alias the
     test reads (`aliases`: `np`); and what was mended, one line each."""
     tree = parse(test)
@@ -79,6 +82,11 @@ def mend_test(
         f"removed `{assertion}`: it asserts what the issue reports as the bug"
         for assertion in dropped
     )
+    mended, unknown = without_unknown_names(mended)
+    notes.extend(
+        f"removed `{name}` from `from {source} import ...`: the module has no such name"
+        for source, name in unknown
+    )
     names = {**importable, **dict.fromkeys(module_names, module)}
     mended, respelled = with_names_cased(mended, names, aliases)
     notes.extend(
@@ -88,6 +96,32 @@ def mend_test(
     statements = missing_imports(mended, names, aliases=aliases)
     notes.extend(f"added `{statement}`" for statement in statements)
     return with_import_lines(mended, statements), notes
+
+
+def without_unknown_names(test: str) -> tuple[str, list[tuple[str, str]]]:
+    """The test without the names it imports from a common standard module
+    (`imports.COMMON_MODULES`) that has no such name: the import fails, and the test with it,
+    before it shows anything. Each (module, name) removed."""
+    tree = parse(test)
+    if tree is None:
+        return test, []
+    lines = test.splitlines(keepends=True)
+    removed = []
+    statements = [node for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)]
+    for node in sorted(statements, key=lambda node: node.lineno, reverse=True):
+        exported = module_attributes(node.module or "") if node.level == 0 else frozenset()
+        unknown = [a for a in node.names if exported and a.name != "*" and a.name not in exported]
+        before = lines[node.lineno - 1].encode()[: node.col_offset]
+        after = lines[(node.end_lineno or node.lineno) - 1].encode()[node.end_col_offset :]
+        if not unknown or before.strip() or after.split(b"#")[0].strip():  # `x; from y import z`
+            continue
+        kept = [alias for alias in node.names if alias not in unknown]
+        indent = " " * node.col_offset
+        statement = f"from {node.module} import {', '.join(map(ast.unparse, kept))}"
+        replacement = statement if kept else ("pass" if node.col_offset else "")
+        lines[node.lineno - 1 : node.end_lineno] = [f"{indent}{replacement}\n"]
+        removed = [(node.module or "", alias.name) for alias in unknown] + removed
+    return "".join(lines), removed
 
 
 def with_names_cased(

@@ -20,6 +20,7 @@ from swe_aci.pipeline.path_arguments import PATTERN as PATH_PATTERN
 from swe_aci.pipeline.path_arguments import path_changes
 from swe_aci.pipeline.shown_bytes import PATTERN as BYTES_PATTERN
 from swe_aci.pipeline.shown_bytes import bytes_changes
+from swe_aci.pipeline.similar_names import PATTERN as SIMILAR_NAME
 from swe_aci.pipeline.skeleton import Location, parse
 from swe_aci.pipeline.source_edits import Change, Source
 
@@ -42,6 +43,7 @@ TIERS = {
     "empty value": 1,
     "condition strengthened": 2,
     "regex quantifier": 2,
+    SIMILAR_NAME: 2,
     "arithmetic": 2,
     "integer": 3,
     "boolean operator": 3,
@@ -95,6 +97,7 @@ def mutants(
     source = Source(text)
     for called_for in CALLED_FOR_BY_THE_ISSUE:
         edits += called_for(tree, source, location, issue)
+    edits = list(dict.fromkeys(edits))  # a literal given to `re` is also a literal
     if tiers is not None:
         edits = [each for each in edits if TIERS[each.pattern] in tiers]
 
