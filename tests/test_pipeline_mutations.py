@@ -653,3 +653,27 @@ def index(part, word):
     # a method named `match` of anything else is left alone
     other = "def pick(menu):\n    return menu.match(1)\n"
     assert not [each for each in edits(other, "pick") if "fullmatch" in each.text]
+
+
+def test_a_branch_popping_from_a_sequence_is_guarded_against_its_emptiness() -> None:
+    """typeguard's protocol check: `if subject_type == "instance": subject_args.pop(0)` raised
+    IndexError for a method with no positional parameter."""
+    source = """\
+def compatible(protocol_args, subject_args, subject_type):
+    if subject_type == "instance" or not protocol_args:
+        subject_args.pop(0)
+    if subject_args:
+        first = subject_args[0]
+    return len(subject_args) >= len(protocol_args)
+"""
+    with pytest.raises(IndexError):
+        load(source)["compatible"](["x"], [], "instance")
+    found = [each for each in edits(source, "compatible") if each.pattern == "emptiness guard"]
+    # the second branch tests `subject_args` already
+    assert [each.description.split(": ", 1)[1] for each in found] == [
+        '`subject_type == "instance" or not protocol_args` -> '
+        '`(subject_type == "instance" or not protocol_args) and subject_args`'
+    ]
+    guarded = load(found[0].text)["compatible"]
+    assert guarded(["x"], [], "instance") is False
+    assert guarded([], ["self", "x"], "instance") is True

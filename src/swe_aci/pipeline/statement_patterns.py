@@ -1,6 +1,7 @@
 """The fix patterns of fix_patterns.py on one statement: a condition negated, strengthened,
-guarded against an empty sequence or testing None rather than truth, a null check, a range
-check, an empty value not yielded, an empty sequence not unpacked."""
+guarded against an empty sequence (its own item read, or its branch's) or testing None rather
+than truth, a null check, a range check, an empty value not yielded, an empty sequence not
+unpacked."""
 
 from __future__ import annotations
 
@@ -31,6 +32,8 @@ def statement_changes(
                 yield Change(start, end, f"{test} and {extra}", "condition strengthened", line)
         yield from _emptiness_guards(node, source)
         yield from _none_tests(node, source)
+    if isinstance(node, ast.If):
+        yield from _branch_emptiness_guards(node, source)
     if function is None or isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
         return
     if not _is_compound(node):
@@ -92,6 +95,41 @@ def _emptiness_guards(node: ast.If | ast.While, source: Source) -> Iterator[Chan
                 tested.add(inner.value.id)
                 yield Change(start, start, f"{inner.value.id} and ", "emptiness guard", node.lineno)
                 break
+
+
+def _branch_emptiness_guards(node: ast.If, source: Source) -> Iterator[Change]:
+    """`and x` after the condition of a branch that pops from a name `x` or reads an item of it
+    at a fixed index (`if subject_type == "instance": subject_args.pop(0)`): an empty `x`
+    raises IndexError there (typeguard's protocol check of a method with no positional
+    parameter). Not where the condition reads `x` already."""
+    tested = {inner.id for inner in ast.walk(node.test) if isinstance(inner, ast.Name)}
+    start, end = source.span(node.test)
+    test = source.segment(node.test)
+    binds_tighter = isinstance(
+        node.test, ast.Compare | ast.Call | ast.Name | ast.Attribute | ast.Subscript | ast.UnaryOp
+    ) or (isinstance(node.test, ast.BoolOp) and isinstance(node.test.op, ast.And))
+    guarded = []
+    for inner in (each for statement in node.body for each in ast.walk(statement)):
+        name = _emptied(inner)
+        if name is not None and name not in tested and name not in guarded:
+            guarded.append(name)
+            new = f"{test} and {name}" if binds_tighter else f"({test}) and {name}"
+            yield Change(start, end, new, "emptiness guard", node.lineno)
+
+
+def _emptied(node: ast.AST) -> str | None:
+    """The name `x` of `x.pop(...)` or of `x[0]`, `x[-1]` (an item at a fixed index)."""
+    if isinstance(node, ast.Subscript) and _fixed_index(node.slice):
+        owner = node.value
+    elif (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "pop"
+    ):
+        owner = node.func.value
+    else:
+        return None
+    return owner.id if isinstance(owner, ast.Name) else None
 
 
 def _none_tests(node: ast.If | ast.While, source: Source) -> Iterator[Change]:
