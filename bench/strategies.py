@@ -43,6 +43,7 @@ SETS = {
     "held_out_7": ROOT / "datasets" / "held_out_bugs_7.jsonl",
     "held_out_8": ROOT / "datasets" / "held_out_bugs_8.jsonl",
     "held_out_9": ROOT / "datasets" / "held_out_bugs_9.jsonl",
+    "held_out_10": ROOT / "datasets" / "held_out_bugs_10.jsonl",
 }
 
 

@@ -32,6 +32,7 @@ SETS = (
     "held_out_bugs_7",
     "held_out_bugs_8",
     "held_out_bugs_9",
+    "held_out_bugs_10",
 )
 PLAIN = {"NO_COLOR": "1", "FORCE_COLOR": None, "TTY_COMPATIBLE": None, "COLUMNS": "200"}
 
