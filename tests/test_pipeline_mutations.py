@@ -677,3 +677,27 @@ def compatible(protocol_args, subject_args, subject_type):
     guarded = load(found[0].text)["compatible"]
     assert guarded(["x"], [], "instance") is False
     assert guarded([], ["self", "x"], "instance") is True
+
+
+def test_an_item_read_at_a_computed_index_in_a_condition_is_guarded_by_the_length() -> None:
+    """toml's `item == '\\r' and sl[i + 1] == '\\n'` raised IndexError on a document ending in a
+    carriage return."""
+    source = """\
+def lines(sl):
+    for i, item in enumerate(sl):
+        if item == '\\r' and sl[i + 1] == '\\n':
+            sl[i] = ' '
+        while len(sl) > i and sl[i] == ' ':
+            i += 1
+    return ''.join(sl)
+"""
+    with pytest.raises(IndexError):
+        load(source)["lines"](list("a\r"))
+    found = [each for each in edits(source, "lines") if each.pattern == "index guard"]
+    # the `while` reads `len(sl)` already
+    assert [each.description for each in found] == [
+        "index guard, line 3: `` -> `len(sl) > i + 1 and`"
+    ]
+    guarded = load(found[0].text)["lines"]
+    assert guarded(list("a\r")) == "a\r"
+    assert guarded(list("a\r\nb")) == "a \nb"

@@ -25,7 +25,7 @@ from swe_aci.pipeline.blocks import (
 )
 from swe_aci.pipeline.candidates import search_order, targets
 from swe_aci.pipeline.localize import candidate_locations, issue_choice
-from swe_aci.pipeline.regressions import overrides_addopts, related_tests
+from swe_aci.pipeline.regressions import overridden_options, related_tests
 from swe_aci.pipeline.repair import Dropped
 from swe_aci.retrieval.documents import Document
 from swe_aci.trajectory.store import load_trajectory
@@ -199,6 +199,20 @@ def test_the_repositorys_addopts_do_not_break_the_pipelines_test_runs(tmp_path: 
     repo = wordcount(
         tmp_path / "repo", {"setup.cfg": "[tool:pytest]\naddopts = --cov=wordcount --strict\n"}
     )
+    result, steps = run(tmp_path, [NO_TEST, NO_TEST, RIGHT_BLOCK], PLAIN_ISSUE,
+                        *BLOCKS_ONLY, repo=repo)  # fmt: skip
+    assert steps["tests at the base"]["observation"].startswith("1 pass of 3")
+    assert "regressions 0" in steps["validate 1"]["observation"]
+    assert result.exit_status == "submitted"
+
+
+def test_a_plugin_the_repository_requires_does_not_break_the_pipelines_test_runs(
+    tmp_path: Path,
+) -> None:
+    """pycountry's pyproject requires pytest-cov (`required_plugins`): the plugin-free pytest
+    stopped every run with "Missing required plugins", so no reproduction ever ran."""
+    config = "[tool:pytest]\nrequired_plugins = pytest-cov\n"
+    repo = wordcount(tmp_path / "repo", {"setup.cfg": config})
     result, steps = run(tmp_path, [NO_TEST, NO_TEST, RIGHT_BLOCK], PLAIN_ISSUE,
                         *BLOCKS_ONLY, repo=repo)  # fmt: skip
     assert steps["tests at the base"]["observation"].startswith("1 pass of 3")
@@ -488,17 +502,22 @@ def test_the_tests_importing_the_changed_module_come_first() -> None:
 @pytest.mark.parametrize(
     ("configs", "expected"),
     [
-        ({"setup.cfg": "[tool:pytest]\naddopts = --cov\n"}, True),
-        ({"setup.cfg": "[metadata]\nname = x\n"}, False),
-        ({"pytest.ini": "[pytest]\naddopts = -p xdist\n", "setup.cfg": "[tool:pytest]\n"}, True),
-        ({"pytest.ini": "[pytest]\n", "setup.cfg": "[tool:pytest]\naddopts = --cov\n"}, False),
-        ({"pyproject.toml": '[tool.pytest.ini_options]\naddopts = "--cov"\n'}, True),
-        ({"tox.ini": "[pytest]\naddopts = --cov\n"}, True),
-        ({}, False),
+        ({"setup.cfg": "[tool:pytest]\naddopts = --cov\n"}, ["addopts"]),
+        ({"setup.cfg": "[metadata]\nname = x\n"}, []),
+        ({"pytest.ini": "[pytest]\naddopts = -p xdist\n", "setup.cfg": "[tool:pytest]\n"},
+         ["addopts"]),
+        ({"pytest.ini": "[pytest]\n", "setup.cfg": "[tool:pytest]\naddopts = --cov\n"}, []),
+        ({"pyproject.toml": '[tool.pytest.ini_options]\naddopts = "--cov"\n'}, ["addopts"]),
+        ({"pyproject.toml": '[tool.pytest.ini_options]\nrequired_plugins = ["pytest-cov"]\n'
+                            'addopts = "--cov"\n'}, ["addopts", "required_plugins"]),
+        ({"tox.ini": "[pytest]\nrequired_plugins = pytest-cov>=4.0.0\n"}, ["required_plugins"]),
+        ({}, []),
     ],
-)
-def test_addopts_is_found_where_pytest_reads_it(configs: dict[str, str], expected: bool) -> None:
-    assert overrides_addopts(configs) is expected
+)  # fmt: skip
+def test_the_options_a_plugin_free_pytest_refuses_are_found_where_pytest_reads_them(
+    configs: dict[str, str], expected: list[str]
+) -> None:
+    assert overridden_options(configs) == expected
 
 
 def test_the_issues_traceback_frames_come_first_in_localization() -> None:

@@ -14,7 +14,8 @@ PraPR, Ghanbari et al. ISSTA 2019) written for Python:
   `if <parameter> is not None:`;
 - an emptiness guard: a condition reading an item of `x` at a fixed index (`result[-1]`) gets
   `x and` before that operand, and that of a branch popping from `x` or reading such an item
-  `and x` after it; a statement unpacking the one item of `x` (`result, = stack`)
+  `and x` after it; an index guard: a condition reading `x[i + 1]` gets `len(x) > i + 1 and`
+  before that operand; a statement unpacking the one item of `x` (`result, = stack`)
   gets `if not x: return None` before it;
 - a test of None for a test of truth: `if perfect:` -> `if perfect is not None:`, `not x` ->
   `x is None`, `a if x else b` -> `a if x is not None else b`, `x or default` -> `(x if x is

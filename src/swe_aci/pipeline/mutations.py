@@ -32,6 +32,7 @@ TIERS = {
     "regex anchor": 0,
     "emptiness guard": 0,
     "empty unpacked": 1,
+    "index guard": 1,
     "none test": 1,
     "off by one": 1,
     "exception converted": 1,

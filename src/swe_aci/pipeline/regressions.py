@@ -3,8 +3,8 @@ changed module (then those that mention it), and the examples in the changed mod
 docstrings, run as doctests (`>>> f(x)` and the output it documents: the behaviour a library
 promises, and the only regression signal of one that ships no tests). They run as the
 repository's pytest configuration allows: when it adds options through `addopts` (`--cov`, a
-plugin's flags) that the pipeline's plugin-free pytest would refuse, they are overridden with
-`-o addopts=""`."""
+plugin's flags) or requires plugins (`required_plugins`) that the pipeline's plugin-free pytest
+would refuse, they are overridden with `-o addopts=''`, `-o required_plugins=''`."""
 
 from __future__ import annotations
 
@@ -19,6 +19,9 @@ from swe_aci.retrieval.documents import is_test_path
 DOCTEST_PROMPT = re.compile(r"^\s*>>> ", re.MULTILINE)
 # the files pytest reads its configuration from, in its order of precedence
 PYTEST_CONFIGS = ("pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg")
+# what a repository's configuration sets that the pipeline's plugin-free pytest would refuse:
+# options of plugins it does not load (`--cov`), plugins it requires (`pytest-cov>=4.0.0`)
+OVERRIDDEN = ("addopts", "required_plugins")
 INI_SECTIONS = {"pytest.ini": "pytest", ".pytest.ini": "pytest", "tox.ini": "pytest"}
 
 
@@ -75,9 +78,14 @@ def import_pattern(module: str) -> str:
     return rf"^\s*(?:{'|'.join(options)})"
 
 
-def overrides_addopts(configs: dict[str, str]) -> bool:
-    """Whether the repository's pytest configuration (the first file that has one, as pytest
-    picks it) sets `addopts`."""
+def overridden_options(configs: dict[str, str]) -> list[str]:
+    """The options of OVERRIDDEN the repository's pytest configuration (the first file that has
+    one, as pytest picks it) sets."""
+    found = _configured_options(configs)
+    return [option for option in OVERRIDDEN if option in found]
+
+
+def _configured_options(configs: dict[str, str]) -> set[str]:
     for name in PYTEST_CONFIGS:
         text = configs.get(name)
         if text is None:
@@ -88,7 +96,7 @@ def overrides_addopts(configs: dict[str, str]) -> bool:
             except tomllib.TOMLDecodeError:
                 continue
             if "ini_options" in section:
-                return "addopts" in section["ini_options"]
+                return set(section["ini_options"])
             continue
         parser = configparser.ConfigParser(interpolation=None, strict=False)
         try:
@@ -96,11 +104,13 @@ def overrides_addopts(configs: dict[str, str]) -> bool:
         except configparser.Error:
             continue
         section_name = INI_SECTIONS.get(name, "tool:pytest")
-        if name == "pytest.ini" or parser.has_section(section_name):
-            return parser.has_option(section_name, "addopts")
-    return False
+        if parser.has_section(section_name):
+            return set(parser.options(section_name))
+        if name == "pytest.ini":
+            return set()
+    return set()
 
 
 def test_command(command: str, configs: dict[str, str]) -> str:
     """The pipeline's test command for this repository."""
-    return f"{command} -o addopts=''" if overrides_addopts(configs) else command
+    return " ".join([command, *(f"-o {option}=''" for option in overridden_options(configs))])

@@ -31,6 +31,7 @@ def statement_changes(
                 extra = source.segment(condition)
                 yield Change(start, end, f"{test} and {extra}", "condition strengthened", line)
         yield from _emptiness_guards(node, source)
+        yield from _index_guards(node, source)
         yield from _none_tests(node, source)
     if isinstance(node, ast.If):
         yield from _branch_emptiness_guards(node, source)
@@ -95,6 +96,51 @@ def _emptiness_guards(node: ast.If | ast.While, source: Source) -> Iterator[Chan
                 tested.add(inner.value.id)
                 yield Change(start, start, f"{inner.value.id} and ", "emptiness guard", node.lineno)
                 break
+
+
+def _index_guards(node: ast.If | ast.While, source: Source) -> Iterator[Change]:
+    """`len(x) > i + 1 and` before the operand of a condition that reads `x[i + 1]`, an item
+    of a name at a computed index (a name, or a name plus or minus a small integer): past the
+    end, `x` raises IndexError there (toml's `item == '\\r' and sl[i + 1] == '\\n'` on a
+    document ending in a carriage return). Not where the condition reads `len(x)` already."""
+    test = node.test
+    if isinstance(test, ast.BoolOp):
+        operands = test.values
+    elif isinstance(test, ast.Compare | ast.Call | ast.Subscript | ast.Attribute):
+        operands = [test]
+    else:
+        return
+    measured = {
+        inner.args[0].id
+        for inner in ast.walk(test)
+        if isinstance(inner, ast.Call)
+        and isinstance(inner.func, ast.Name)
+        and inner.func.id == "len"
+        and inner.args
+        and isinstance(inner.args[0], ast.Name)
+    }
+    for operand in operands:
+        for inner in ast.walk(operand):
+            if (
+                isinstance(inner, ast.Subscript)
+                and isinstance(inner.value, ast.Name)
+                and inner.value.id not in measured
+                and _computed_index(inner.slice)
+            ):
+                start, _ = source.span(operand)
+                name, index = inner.value.id, source.segment(inner.slice)
+                measured.add(name)
+                yield Change(
+                    start, start, f"len({name}) > {index} and ", "index guard", node.lineno
+                )
+                break
+
+
+def _computed_index(index: ast.expr) -> bool:
+    """A name, or a name plus or minus a small integer: `i`, `i + 1`, `pos - 1`."""
+    if isinstance(index, ast.BinOp) and isinstance(index.op, ast.Add | ast.Sub):
+        return isinstance(index.left, ast.Name) and _fixed_index(index.right)
+    return isinstance(index, ast.Name)
 
 
 def _branch_emptiness_guards(node: ast.If, source: Source) -> Iterator[Change]:
