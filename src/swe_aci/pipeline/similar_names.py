@@ -40,7 +40,7 @@ def similar_name_changes(tree: ast.Module, source: Source, location: Location) -
 
 def _bindings(function: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, int]:
     """Each variable the function binds, in it or in a function nested in it -> the first line
-    binding it (a parameter's: the line before the function's body, so any read may use it)."""
+    binding it (a parameter's: its line in the signature, before any read in the body)."""
     bound: dict[str, int] = {}
     for node in ast.walk(function):
         if isinstance(node, ast.arg):

@@ -72,12 +72,7 @@ def _emptiness_guards(node: ast.If | ast.While, source: Source) -> Iterator[Chan
     `elif char == _ZWJ and result[-1].chars in EMOJI_DATA` on a leading joiner). Not where the
     condition reads `x` otherwise too (`x and x[0]`, `len(x) > 1 and x[1]`: it tests it)."""
     test = node.test
-    if isinstance(test, ast.BoolOp):
-        operands = test.values
-    elif isinstance(test, ast.Compare | ast.Call | ast.Subscript | ast.Attribute | ast.UnaryOp):
-        operands = [test]
-    else:
-        return  # `x and` before a conditional expression or an assignment would bind otherwise
+    operands = _operands(test)
     subscripted = {id(inner.value) for inner in ast.walk(test) if isinstance(inner, ast.Subscript)}
     tested = {
         inner.id
@@ -98,18 +93,24 @@ def _emptiness_guards(node: ast.If | ast.While, source: Source) -> Iterator[Chan
                 break
 
 
+def _operands(test: ast.expr) -> list[ast.expr]:
+    """The operands of a condition a guard may go before: those of an `and`/`or`, or the
+    condition itself; none of a conditional expression or an assignment expression, which a
+    guard before them would bind otherwise."""
+    if isinstance(test, ast.BoolOp):
+        return test.values
+    if isinstance(test, ast.Compare | ast.Call | ast.Subscript | ast.Attribute | ast.UnaryOp):
+        return [test]
+    return []
+
+
 def _index_guards(node: ast.If | ast.While, source: Source) -> Iterator[Change]:
     """`len(x) > i + 1 and` before the operand of a condition that reads `x[i + 1]`, an item
     of a name at a computed index (a name, or a name plus or minus a small integer): past the
     end, `x` raises IndexError there (toml's `item == '\\r' and sl[i + 1] == '\\n'` on a
     document ending in a carriage return). Not where the condition reads `len(x)` already."""
     test = node.test
-    if isinstance(test, ast.BoolOp):
-        operands = test.values
-    elif isinstance(test, ast.Compare | ast.Call | ast.Subscript | ast.Attribute):
-        operands = [test]
-    else:
-        return
+    operands = _operands(test)
     measured = {
         inner.args[0].id
         for inner in ast.walk(test)
