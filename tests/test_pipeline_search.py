@@ -193,45 +193,33 @@ def test_with_the_plan_spent_and_nothing_passing_rounds_of_more_samples_use_the_
     assert result.exit_status == "submitted" and "+    return ranked[:n]" in result.submission
 
 
-def test_the_repositorys_addopts_do_not_break_the_pipelines_test_runs(tmp_path: Path) -> None:
-    """`addopts = --cov` in setup.cfg: a plugin-free pytest refuses it on usage, so the baseline
-    was "0 pass of 0"; with `-o addopts=''` the repository's tests run."""
-    repo = wordcount(
-        tmp_path / "repo", {"setup.cfg": "[tool:pytest]\naddopts = --cov=wordcount --strict\n"}
-    )
-    result, steps = run(tmp_path, [NO_TEST, NO_TEST, RIGHT_BLOCK], PLAIN_ISSUE,
-                        *BLOCKS_ONLY, repo=repo)  # fmt: skip
-    assert steps["tests at the base"]["observation"].startswith("1 pass of 3")
-    assert "regressions 0" in steps["validate 1"]["observation"]
-    assert result.exit_status == "submitted"
+NO_COVER_CONFTEST = (
+    "import pytest\n\n\ndef pytest_collection_modifyitems(items):\n"
+    "    for item in items:\n        item.add_marker(pytest.mark.no_cover)\n"
+)
 
 
-def test_a_plugin_the_repository_requires_does_not_break_the_pipelines_test_runs(
-    tmp_path: Path,
+@pytest.mark.parametrize(
+    "files",
+    [
+        # `addopts = --cov`: a plugin-free pytest refuses it on usage, so the baseline was
+        # "0 pass of 0"; with `-o addopts=''` the repository's tests run
+        {"setup.cfg": "[tool:pytest]\naddopts = --cov=wordcount --strict\n"},
+        # pycountry requires pytest-cov (`required_plugins`): every run stopped with "Missing
+        # required plugins", so no reproduction ever ran
+        {"setup.cfg": "[tool:pytest]\nrequired_plugins = pytest-cov\n"},
+        # dateutil's conftest marks tests `no_cover` (pytest-cov registers it) and its setup.cfg
+        # turns warnings into errors: PytestUnknownMarkWarning stopped the collection, and the
+        # baseline was "no regression signal (0 tests ran, none passed)"
+        {"tests/conftest.py": NO_COVER_CONFTEST,
+         "setup.cfg": "[tool:pytest]\nfilterwarnings =\n    error\n"},
+    ],
+    ids=["addopts", "required_plugins", "plugin_mark"],
+)  # fmt: skip
+def test_a_plugins_configuration_does_not_break_the_pipelines_test_runs(
+    tmp_path: Path, files: dict[str, str]
 ) -> None:
-    """pycountry's pyproject requires pytest-cov (`required_plugins`): the plugin-free pytest
-    stopped every run with "Missing required plugins", so no reproduction ever ran."""
-    config = "[tool:pytest]\nrequired_plugins = pytest-cov\n"
-    repo = wordcount(tmp_path / "repo", {"setup.cfg": config})
-    result, steps = run(tmp_path, [NO_TEST, NO_TEST, RIGHT_BLOCK], PLAIN_ISSUE,
-                        *BLOCKS_ONLY, repo=repo)  # fmt: skip
-    assert steps["tests at the base"]["observation"].startswith("1 pass of 3")
-    assert "regressions 0" in steps["validate 1"]["observation"]
-    assert result.exit_status == "submitted"
-
-
-def test_a_mark_registered_by_a_plugin_does_not_break_the_pipelines_test_runs(
-    tmp_path: Path,
-) -> None:
-    """dateutil's conftest marks tests `no_cover` (pytest-cov registers it) and its setup.cfg
-    turns warnings into errors: the plugin-free pytest raised PytestUnknownMarkWarning while
-    collecting, and the baseline was "no regression signal (0 tests ran, none passed)"."""
-    conftest = (
-        "import pytest\n\n\ndef pytest_collection_modifyitems(items):\n"
-        "    for item in items:\n        item.add_marker(pytest.mark.no_cover)\n"
-    )
-    config = "[tool:pytest]\nfilterwarnings =\n    error\n"
-    repo = wordcount(tmp_path / "repo", {"tests/conftest.py": conftest, "setup.cfg": config})
+    repo = wordcount(tmp_path / "repo", files)
     result, steps = run(tmp_path, [NO_TEST, NO_TEST, RIGHT_BLOCK], PLAIN_ISSUE,
                         *BLOCKS_ONLY, repo=repo)  # fmt: skip
     assert steps["tests at the base"]["observation"].startswith("1 pass of 3")
